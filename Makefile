@@ -1,0 +1,71 @@
+# acpls: every set-up step lives here, so a fresh Debian machine needs only `make demo` or `make test`.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV      ?= .venv
+PY        := $(VENV)/bin/python
+PIP       := $(PY) -m pip
+STAMP     := $(VENV)/.installed
+PYTEST_ARGS ?=
+# Two cores on CI: run the Python suite on both.
+PYTEST_WORKERS ?= 2
+
+.PHONY: help venv test test-python lint demo demo-transcript bench stress clean apt-base
+
+help:
+	@echo "make demo             the whole product on the built-in demo agent (no API key)"
+	@echo "make demo-transcript  the demo turn as a live transcript of what the editor receives"
+	@echo "make test             every test (Python, Neovim, VS Code, TypeScript, Lua fixtures)"
+	@echo "make bench            benchmarks against baselines measured in the same run"
+	@echo "make stress           long fuzzing and load runs"
+	@echo "make lint             ruff, pyright and tsc --strict"
+
+# Python: one virtualenv with the package (editable) and everything the tests need.
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -e '.[test,dev]'
+	touch $@
+
+venv: $(STAMP)
+
+# Debian packages shared by several targets (apt-get update only once per run).
+APT_STAMP := .cache/apt-base
+$(APT_STAMP):
+	@mkdir -p .cache
+	@if ! command -v git >/dev/null || ! command -v script >/dev/null; then \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq git procps bsdutils; fi
+	touch $@
+apt-base: $(APT_STAMP)
+
+test-python: $(STAMP) apt-base
+	$(PY) -m pytest -q -n $(PYTEST_WORKERS) -m "not nvim and not vscode and not slow" $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check server tests bench
+	$(VENV)/bin/ruff format --check server tests bench
+	$(VENV)/bin/pyright
+
+demo-transcript: $(STAMP)
+	$(PY) -m acpls.demo.transcript
+
+bench: $(STAMP)
+	$(PY) bench/run.py
+
+stress: $(STAMP)
+	$(PY) -m pytest -q -m "slow" $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) .cache build dist test-artifacts
+
+# Front ends bring their own targets: test-nvim, demo-nvim (neovim/neovim.mk) and
+# test-vscode, test-ts, vsix (vscode-extension/vscode.mk).
+-include neovim/neovim.mk
+-include vscode-extension/vscode.mk
+
+TEST_TARGETS := test-python $(NVIM_TEST_TARGETS) $(VSCODE_TEST_TARGETS)
+test: $(TEST_TARGETS)
+	@echo "all test suites passed: $(TEST_TARGETS)"
+
+DEMO_TARGET ?= demo-transcript
+demo: $(DEMO_TARGET)
