@@ -1,0 +1,590 @@
+"""Client-owned terminals: ACP v1 ``terminal/create``, ``output``, ``wait_for_exit``, ``kill``,
+``release`` backed by real processes.
+
+Each terminal runs one process on its own pseudo-terminal (so programs see a tty and emit colour)
+in its own session and process group (so kill/release reach the whole tree). The pty master is read
+by the asyncio loop (``loop.add_reader``) in bounded chunks; every chunk goes to ``on_output`` (the
+lead forwards it to the editor) and into a bounded per-terminal buffer the agent reads with
+``output``.
+
+Choices worth knowing:
+
+* ``command`` with ``args`` is executed directly. ``command`` without ``args`` that is not an
+  executable by itself but contains spaces or shell metacharacters is a shell line, run through
+  ``/bin/sh -c`` (agents send both forms).
+* stdin is ``/dev/null``: ACP v1 gives the agent no way to type into a terminal, so a program that
+  prompts gets end-of-file at once instead of hanging until the agent gives up. stdout and stderr
+  are the pty, which is what decides colour and column layout. ``PAGER``/``GIT_PAGER`` default to
+  ``cat`` for the same reason (a pager would wait for a key); the agent's ``env`` can override them.
+* Output is kept as the pty produced it (``\\r\\n`` line ends, escape sequences), i.e. what a real
+  terminal shows.
+* Exit is reported once the process has exited *and* its output has been drained (end of file on
+  the pty), or at most ``_DRAIN_AFTER_EXIT_S`` after the exit when a background grandchild keeps the
+  pty open.
+* Killing takes the process group, every process of the terminal's session, and every descendant
+  found through ``/proc`` (this catches children that started their own session). A process that
+  double-forks *and* leaves the session cannot be tracked without cgroups; that is the one escape.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import fcntl
+import itertools
+import logging
+import os
+import shutil
+import signal
+import struct
+import termios
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import attrs
+
+log = logging.getLogger(__name__)
+
+INVALID_PARAMS = -32602
+RESOURCE_NOT_FOUND = -32002
+INTERNAL_ERROR = -32603
+
+_READ_CHUNK = 64 * 1024
+_DRAIN_AFTER_EXIT_S = 0.5
+_POLL_S = 0.05
+_SHELL_CHARS = frozenset(" \t\n|&;<>()$`\\\"'*?[]#~=%{}!")
+
+
+@attrs.frozen
+class ExitStatus:
+    """How a terminal's process ended: an exit code, or the name of the signal that killed it."""
+
+    exit_code: int | None
+    signal: str | None
+
+    def to_acp(self) -> dict[str, Any]:
+        return {"exitCode": self.exit_code, "signal": self.signal}
+
+
+@attrs.frozen
+class OutputResult:
+    """The answer to ``terminal/output``."""
+
+    output: str
+    truncated: bool
+    exit_status: ExitStatus | None
+
+    def to_acp(self) -> dict[str, Any]:
+        result: dict[str, Any] = {"output": self.output, "truncated": self.truncated}
+        if self.exit_status is not None:
+            result["exitStatus"] = self.exit_status.to_acp()
+        return result
+
+
+class TerminalError(Exception):
+    """A terminal request that cannot be served; ``code`` is the JSON-RPC error code to answer."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+OutputCallback = Callable[[str, str, bytes], None]
+ExitCallback = Callable[[str, str, ExitStatus], None]
+
+
+class ClientTerminals:
+    """All client-owned terminals of one acpls process, keyed by (session id, terminal id)."""
+
+    def __init__(
+        self,
+        *,
+        base_env: dict[str, str],
+        on_output: OutputCallback,
+        on_exit: ExitCallback,
+        max_output_bytes: int = 4 * 1024 * 1024,
+        kill_grace_s: float = 2.0,
+        columns: int = 120,
+        rows: int = 40,
+    ) -> None:
+        self._base_env = dict(base_env)
+        self._on_output = on_output
+        self._on_exit = on_exit
+        self._max_output_bytes = max_output_bytes
+        self._kill_grace_s = kill_grace_s
+        self._winsize = struct.pack("HHHH", rows, columns, 0, 0)
+        self._terminals: dict[tuple[str, str], _Terminal] = {}
+        self._ids = itertools.count(1)
+        self._closed = False
+
+    # -- ACP requests -------------------------------------------------------------------------
+
+    async def create(
+        self,
+        session_id: str,
+        command: str,
+        args: list[str] | None = None,
+        env: list[dict[str, Any]] | None = None,
+        cwd: str | None = None,
+        output_byte_limit: int | None = None,
+    ) -> str:
+        """Start ``command`` and return the new terminal's id."""
+        if self._closed:
+            raise TerminalError(INTERNAL_ERROR, "terminals are shut down")
+        limit = self._check_limit(output_byte_limit)
+        work_dir = _check_cwd(cwd)
+        full_env = self._environment(env)
+        argv = _argv(command, args or [], full_env, work_dir)
+        terminal_id = f"term_{next(self._ids)}"
+        terminal = _Terminal(self, session_id, terminal_id, limit)
+        await terminal.start(argv, full_env, work_dir, self._winsize)
+        self._terminals[(session_id, terminal_id)] = terminal
+        log.info("terminal %s started: %s (pid %d)", terminal_id, argv, terminal.pid)
+        return terminal_id
+
+    def output(self, session_id: str, terminal_id: str) -> OutputResult:
+        return self._get(session_id, terminal_id).result()
+
+    async def wait_for_exit(self, session_id: str, terminal_id: str) -> ExitStatus:
+        return await self._get(session_id, terminal_id).wait()
+
+    async def kill(self, session_id: str, terminal_id: str) -> None:
+        """Stop the process tree; the terminal stays valid for ``output`` and ``wait_for_exit``."""
+        await self._get(session_id, terminal_id).kill(self._kill_grace_s)
+
+    async def release(self, session_id: str, terminal_id: str) -> None:
+        """Stop the process tree and forget the terminal; later calls for its id fail."""
+        terminal = self._terminals.pop((session_id, terminal_id), None)
+        if terminal is None:
+            raise _unknown(session_id, terminal_id)
+        await terminal.close(self._kill_grace_s)
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    async def close_session(self, session_id: str) -> None:
+        """Release every terminal of a session (the session ended)."""
+        keys = [key for key in self._terminals if key[0] == session_id]
+        await self._close_keys(keys)
+
+    async def kill_all(self) -> None:
+        """Release every terminal of every session (the agent exited)."""
+        await self._close_keys(list(self._terminals))
+
+    async def aclose(self) -> None:
+        """Release everything and refuse new terminals (acpls is exiting)."""
+        self._closed = True
+        await self.kill_all()
+
+    def kill_all_now(self) -> None:
+        """SIGKILL every process tree at once, without the loop: for ``atexit`` and signal paths."""
+        for terminal in list(self._terminals.values()):
+            terminal.kill_tree_now()
+
+    def terminal_ids(self, session_id: str) -> list[str]:
+        return [tid for sid, tid in self._terminals if sid == session_id]
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    async def _close_keys(self, keys: Iterable[tuple[str, str]]) -> None:
+        terminals = [t for key in keys if (t := self._terminals.pop(key, None)) is not None]
+        if not terminals:
+            return
+        results = await asyncio.gather(
+            *(t.close(self._kill_grace_s) for t in terminals), return_exceptions=True
+        )
+        for terminal, result in zip(terminals, results, strict=True):
+            if isinstance(result, BaseException):
+                log.error("closing terminal %s failed: %r", terminal.terminal_id, result)
+
+    def _get(self, session_id: str, terminal_id: str) -> _Terminal:
+        terminal = self._terminals.get((session_id, terminal_id))
+        if terminal is None:
+            raise _unknown(session_id, terminal_id)
+        return terminal
+
+    def _check_limit(self, output_byte_limit: int | None) -> int:
+        if output_byte_limit is None:
+            return self._max_output_bytes
+        if isinstance(output_byte_limit, bool) or not isinstance(output_byte_limit, int):
+            raise TerminalError(INVALID_PARAMS, "outputByteLimit must be an integer")
+        if output_byte_limit < 0:
+            raise TerminalError(INVALID_PARAMS, "outputByteLimit must not be negative")
+        return min(output_byte_limit, self._max_output_bytes)
+
+    def _environment(self, env: list[dict[str, Any]] | None) -> dict[str, str]:
+        full = dict(self._base_env)
+        full["TERM"] = "xterm-256color"
+        full.setdefault("COLORTERM", "truecolor")
+        full["PAGER"] = "cat"
+        full["GIT_PAGER"] = "cat"
+        for item in env or []:
+            name, value = _env_item(item)
+            full[name] = value
+        return full
+
+    def _emit_output(self, terminal: _Terminal, data: bytes) -> None:
+        try:
+            self._on_output(terminal.session_id, terminal.terminal_id, data)
+        except Exception:
+            log.exception("on_output callback failed for terminal %s", terminal.terminal_id)
+
+    def _emit_exit(self, terminal: _Terminal, status: ExitStatus) -> None:
+        try:
+            self._on_exit(terminal.session_id, terminal.terminal_id, status)
+        except Exception:
+            log.exception("on_exit callback failed for terminal %s", terminal.terminal_id)
+
+
+class _Terminal:
+    """One process on one pty, its bounded output buffer and its owned waiter task."""
+
+    def __init__(self, owner: ClientTerminals, session_id: str, terminal_id: str, limit: int):
+        self.owner = owner
+        self.session_id = session_id
+        self.terminal_id = terminal_id
+        self.limit = limit
+        self.buffer = bytearray()
+        self.truncated = False
+        self.exit_status: ExitStatus | None = None
+        self.exited = asyncio.Event()
+        self.eof = asyncio.Event()
+        self.pid = 0
+        self.start_time: int | None = None
+        self._process: asyncio.subprocess.Process | None = None
+        self._master: int | None = None
+        self._reading = False
+        self._waiter: asyncio.Task[None] | None = None
+
+    async def start(
+        self, argv: list[str], env: dict[str, str], cwd: str | None, winsize: bytes
+    ) -> None:
+        master, slave = os.openpty()
+        try:
+            fcntl.ioctl(slave, termios.TIOCSWINSZ, winsize)
+            os.set_blocking(master, False)
+            self._process = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=slave,
+                stderr=slave,
+                cwd=cwd,
+                env=env,
+                start_new_session=True,
+            )
+        except BaseException as exc:
+            os.close(master)
+            os.close(slave)
+            raise _spawn_error(argv[0], exc) from exc
+        # Only the child may hold the slave side, or end of file never comes.
+        os.close(slave)
+        self._master = master
+        self.pid = self._process.pid
+        self.start_time = _start_time(self.pid)
+        loop = asyncio.get_running_loop()
+        loop.add_reader(master, self._on_readable)
+        self._reading = True
+        self._waiter = asyncio.create_task(self._wait_process(), name=f"{self.terminal_id}-wait")
+
+    # -- output -------------------------------------------------------------------------------
+
+    def _on_readable(self) -> None:
+        self._read_chunk()
+
+    def _read_chunk(self) -> bool:
+        """Read one bounded chunk; False when nothing was there (or the pty is finished)."""
+        if self._master is None or not self._reading:
+            return False
+        try:
+            data = os.read(self._master, _READ_CHUNK)
+        except BlockingIOError:
+            return False
+        except OSError as exc:
+            # EIO: every slave descriptor is closed, i.e. the whole tree let go of the terminal.
+            if exc.errno != errno.EIO:
+                log.warning("terminal %s read failed: %s", self.terminal_id, exc)
+            self._stop_reading()
+            return False
+        if not data:
+            self._stop_reading()
+            return False
+        self._append(data)
+        self.owner._emit_output(self, data)
+        return True
+
+    def _append(self, data: bytes) -> None:
+        if self.limit == 0:
+            self.truncated = True
+            return
+        self.buffer += data
+        excess = len(self.buffer) - self.limit
+        if excess > 0:
+            del self.buffer[:excess]
+            self.truncated = True
+
+    def _stop_reading(self) -> None:
+        if self._reading and self._master is not None:
+            asyncio.get_running_loop().remove_reader(self._master)
+        self._reading = False
+        self.eof.set()
+
+    def _drain(self) -> None:
+        """Read what is still in the pty before closing it, so late output is not lost."""
+        while self._read_chunk():
+            pass
+
+    def result(self) -> OutputResult:
+        return OutputResult(
+            output=_decode_tail(self.buffer, self.truncated),
+            truncated=self.truncated,
+            exit_status=self.exit_status,
+        )
+
+    # -- exit ---------------------------------------------------------------------------------
+
+    async def _wait_process(self) -> None:
+        assert self._process is not None
+        returncode = await self._process.wait()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.eof.wait(), _DRAIN_AFTER_EXIT_S)
+        self.exit_status = _exit_status(returncode)
+        self.exited.set()
+        log.info("terminal %s exited: %s", self.terminal_id, self.exit_status)
+        self.owner._emit_exit(self, self.exit_status)
+
+    async def wait(self) -> ExitStatus:
+        await self.exited.wait()
+        assert self.exit_status is not None
+        return self.exit_status
+
+    async def kill(self, grace_s: float) -> None:
+        tree = self._tree()
+        if tree:
+            _signal_tree(self.pid, tree, signal.SIGTERM)
+            survivors = await _wait_gone(tree, grace_s)
+            if survivors:
+                log.info("terminal %s: SIGKILL for %d process(es)", self.terminal_id, len(tree))
+                _signal_tree(self.pid, survivors | self._tree(), signal.SIGKILL)
+        if self._waiter is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(self._waiter), grace_s + 5.0)
+            except TimeoutError:
+                log.error("terminal %s: process %d does not exit", self.terminal_id, self.pid)
+
+    def kill_tree_now(self) -> None:
+        _signal_tree(self.pid, self._tree(), signal.SIGKILL)
+
+    async def close(self, grace_s: float) -> None:
+        try:
+            await self.kill(grace_s)
+        finally:
+            self._drain()
+            self._stop_reading()
+            if self._master is not None:
+                os.close(self._master)
+                self._master = None
+            if self._waiter is not None and not self._waiter.done():
+                self._waiter.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._waiter
+
+    def _tree(self) -> set[tuple[int, int]]:
+        """(pid, start time) of every live process that belongs to this terminal."""
+        if self.start_time is None:
+            return set()
+        return _process_tree(self.pid, self.start_time)
+
+
+# -- command line and environment ---------------------------------------------------------
+
+
+def _argv(command: str, args: list[str], env: dict[str, str], cwd: str | None) -> list[str]:
+    if not isinstance(command, str) or not command.strip():
+        raise TerminalError(INVALID_PARAMS, "command must be a non-empty string")
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise TerminalError(INVALID_PARAMS, "args must be a list of strings")
+    if any("\0" in part for part in (command, *args)):
+        raise TerminalError(INVALID_PARAMS, "command and args must not contain NUL bytes")
+    executable = _find_executable(command, env, cwd)
+    if executable is not None:
+        return [executable, *args]
+    if any(ch in _SHELL_CHARS for ch in command):
+        # A shell line; args (rare with this form) become the line's positional parameters.
+        return ["/bin/sh", "-c", f'{command} "$@"' if args else command, "sh", *args]
+    raise TerminalError(INVALID_PARAMS, f"command not found: {command}")
+
+
+def _find_executable(command: str, env: dict[str, str], cwd: str | None) -> str | None:
+    if "/" in command:
+        path = command if os.path.isabs(command) else os.path.join(cwd or os.getcwd(), command)
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+        return None
+    return shutil.which(command, path=env.get("PATH", os.defpath))
+
+
+def _check_cwd(cwd: str | None) -> str | None:
+    if cwd is None:
+        return None
+    if not isinstance(cwd, str) or not os.path.isabs(cwd):
+        raise TerminalError(INVALID_PARAMS, f"cwd must be an absolute path: {cwd!r}")
+    if not os.path.isdir(cwd):
+        raise TerminalError(INVALID_PARAMS, f"cwd does not exist or is not a directory: {cwd}")
+    return cwd
+
+
+def _env_item(item: Any) -> tuple[str, str]:
+    if not isinstance(item, dict):
+        raise TerminalError(INVALID_PARAMS, "env entries must be objects with name and value")
+    name, value = item.get("name"), item.get("value")
+    if not isinstance(name, str) or not name or "=" in name or "\0" in name:
+        raise TerminalError(INVALID_PARAMS, f"invalid environment variable name: {name!r}")
+    if not isinstance(value, str) or "\0" in value:
+        raise TerminalError(INVALID_PARAMS, f"invalid value for environment variable {name}")
+    return name, value
+
+
+def _spawn_error(command: str, exc: BaseException) -> BaseException:
+    if isinstance(exc, FileNotFoundError):
+        return TerminalError(INVALID_PARAMS, f"command not found: {command}")
+    if isinstance(exc, PermissionError):
+        return TerminalError(INVALID_PARAMS, f"permission denied: {command}")
+    if isinstance(exc, OSError):
+        return TerminalError(INTERNAL_ERROR, f"cannot start {command}: {exc.strerror or exc}")
+    if isinstance(exc, ValueError):
+        return TerminalError(INVALID_PARAMS, f"cannot start {command}: {exc}")
+    return exc
+
+
+def _unknown(session_id: str, terminal_id: str) -> TerminalError:
+    return TerminalError(
+        RESOURCE_NOT_FOUND,
+        f"unknown terminal {terminal_id!r} in session {session_id!r} (never created or released)",
+    )
+
+
+# -- output decoding ----------------------------------------------------------------------
+
+
+def _decode_tail(buffer: bytearray, truncated: bool) -> str:
+    """Decode the buffer; a truncated start that cut a character is skipped, and an incomplete
+    character at the end (the rest is still on its way) is left out."""
+    start = 0
+    if truncated:
+        while start < min(len(buffer), 3) and (buffer[start] & 0xC0) == 0x80:
+            start += 1
+    end = len(buffer) - _incomplete_tail(buffer)
+    return bytes(buffer[start:end]).decode("utf-8", errors="replace")
+
+
+def _incomplete_tail(buffer: bytearray) -> int:
+    """Length of a UTF-8 sequence at the end of ``buffer`` that still misses bytes."""
+    for back in range(1, min(4, len(buffer)) + 1):
+        byte = buffer[-back]
+        if byte & 0xC0 == 0x80:
+            continue
+        if byte >= 0xF0:
+            needed = 4
+        elif byte >= 0xE0:
+            needed = 3
+        elif byte >= 0xC0:
+            needed = 2
+        else:
+            needed = 1
+        return back if back < needed else 0
+    return 0
+
+
+def _exit_status(returncode: int) -> ExitStatus:
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"SIG{-returncode}"
+        return ExitStatus(exit_code=None, signal=name)
+    return ExitStatus(exit_code=returncode, signal=None)
+
+
+# -- process trees through /proc -------------------------------------------------------------
+
+
+def _stat(pid: int) -> tuple[int, int, int, int, str] | None:
+    """(ppid, pgrp, session, start time, state) of a process, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    # The command name may contain spaces and parentheses; fields resume after the last ')'.
+    fields = raw[raw.rfind(b")") + 2 :].split()
+    return int(fields[1]), int(fields[2]), int(fields[3]), int(fields[19]), fields[0].decode()
+
+
+def _start_time(pid: int) -> int | None:
+    stat = _stat(pid)
+    return None if stat is None else stat[3]
+
+
+def _process_tree(leader: int, leader_start: int) -> set[tuple[int, int]]:
+    """Every live process of the terminal: members of its session and their descendants.
+
+    The session id is the leader's pid. That number cannot be reused while any process still
+    uses it as a session id, so session members are ours unless the pid now names a different
+    process (then the session is empty and the number was recycled).
+    """
+    if not os.path.isdir("/proc/self"):
+        return {(leader, leader_start)}
+    table: dict[int, tuple[int, int, int, int, str]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (stat := _stat(int(entry))) is not None:
+            table[int(entry)] = stat
+    leader_stat = table.get(leader)
+    if leader_stat is not None and leader_stat[3] != leader_start:
+        return set()
+    members = {pid for pid, stat in table.items() if stat[2] == leader and stat[4] != "Z"}
+    if leader_stat is not None:
+        members.add(leader)
+    children: dict[int, list[int]] = {}
+    for pid, stat in table.items():
+        children.setdefault(stat[0], []).append(pid)
+    pending = list(members)
+    while pending:
+        for child in children.get(pending.pop(), []):
+            if child not in members and table[child][4] != "Z":
+                members.add(child)
+                pending.append(child)
+    return {(pid, table[pid][3]) for pid in members}
+
+
+def _alive(tree: set[tuple[int, int]]) -> set[tuple[int, int]]:
+    alive = set()
+    for pid, start in tree:
+        stat = _stat(pid)
+        if stat is not None and stat[3] == start and stat[4] != "Z":
+            alive.add((pid, start))
+    return alive
+
+
+async def _wait_gone(tree: set[tuple[int, int]], timeout_s: float) -> set[tuple[int, int]]:
+    """Poll until the processes are gone (they are not all our children, so /proc is the only
+    way to watch them); return the survivors."""
+    survivors = _alive(tree)
+    for _ in range(max(1, int(timeout_s / _POLL_S))):
+        if not survivors:
+            break
+        await asyncio.sleep(_POLL_S)
+        survivors = _alive(survivors)
+    return survivors
+
+
+def _signal_tree(leader: int, tree: set[tuple[int, int]], signum: signal.Signals) -> None:
+    if not tree:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(leader, signum)
+    for pid, start in tree:
+        # Re-check the start time right before signalling so a recycled pid is never hit.
+        if _start_time(pid) == start:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signum)
