@@ -1,0 +1,681 @@
+"""The terminals of every session, as the editor should see them (contract section 6).
+
+`TerminalStore` keeps, per `(sessionId, terminalId)`, the terminal's state (command, cwd, exit
+status, the tool call that shows it, owner) and its output bytes, and turns them into the two
+editor notifications of editors/protocol.md 5.5 (`acpls/terminalUpdate`) and 5.6
+(`acpls/terminalOutput`). It is pure: no I/O, no clock. The server pulls what changed with
+`take_output()` and `take_state_changes()` every ~16 ms, so a burst of chunks becomes one
+notification per terminal.
+
+Where terminals come from:
+
+- ACP v2 display-only terminals: `terminal_update` (an upsert, `apply_update`) and
+  `terminal_output_chunk` (`apply_output_chunk` / `append_chunk`), plus `{type: "terminal"}`
+  references in tool calls (`set_tool_call`). References and updates may come in either order; a
+  first-seen id creates the terminal with every field unknown.
+- Client-owned terminals (ACP v1 `terminal/create`, run by acpls): `open_client_terminal`,
+  `append_bytes`, `set_exit_status`, `release`.
+- The ACP v1 `_meta` terminal extension (`apply_v1_meta`), which agents send on `tool_call` /
+  `tool_call_update` when the client advertises `clientCapabilities._meta.terminal_output: true`
+  (claude-agent-acp; codex-acp uses `terminal_output_delta`). No ACP schema defines it; the shapes
+  accepted here are what those agents send:
+
+  - `terminal_info: {terminal_id, cwd?, command?}`: the tool call shows this terminal.
+  - `terminal_output: {terminal_id, data}` and `terminal_output_delta: {terminal_id, data}`:
+    `data` is UTF-8 *text* (not base64) appended to the output, as Zed treats it. An item with
+    `"snapshot": true` replaces the output instead.
+  - `terminal_exit: {terminal_id, exit_code?, signal?}`: the terminal exited.
+
+  `terminalId` / `exitCode` are accepted for the snake-case keys, and a missing terminal id means
+  the tool call's id (claude-agent-acp uses the tool call id as terminal id).
+
+Output handling: every chunk is appended as bytes; text for the editor is decoded with one
+incremental UTF-8 decoder per terminal (a code point split across chunks comes out whole) and
+passed through one `TerminalSanitizer` per terminal (an escape sequence split across chunks comes
+out whole). A snapshot, or trimming the scrollback, makes the next batch a reset: its text is
+decoded afresh from the retained bytes when it is pulled, not per chunk, so a flood that trims
+many times between two pulls costs one decode.
+
+Scrollback: at most `scrollback_bytes` bytes are kept per terminal. Past that, the oldest bytes
+are dropped down to `trim_to` of the limit (a line start if one is near, else a UTF-8 character
+boundary), so trimming and its reset happen once per `(1 - trim_to) * scrollback_bytes` of output,
+not once per chunk. Pending text never exceeds the scrollback either: text comes from bytes
+appended since the last pull, and once those pass the limit a trim turns them into a reset.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import codecs
+import logging
+from collections.abc import Mapping
+from pathlib import PurePosixPath, PureWindowsPath
+from typing import Any, Literal, NamedTuple
+
+from attrs import define
+
+from acpls.translate.sanitize import TerminalSanitizer
+
+__all__ = [
+    "DEFAULT_SCROLLBACK_BYTES",
+    "ExitStatus",
+    "OutputBatch",
+    "Owner",
+    "TerminalState",
+    "TerminalStore",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_SCROLLBACK_BYTES = 4 * 1024 * 1024
+DEFAULT_TRIM_TO = 0.5
+
+Owner = Literal["agent", "client"]
+
+_Utf8Decoder = codecs.getincrementaldecoder("utf-8")
+_V1_OUTPUT_KEYS = ("terminal_output", "terminal_output_delta")
+_MISSING: Any = object()
+
+
+@define(slots=True)
+class ExitStatus:
+    """How a terminal's process ended; any part may be unknown."""
+
+    exit_code: int | None = None
+    signal: str | None = None
+    meta: dict[str, Any] | None = None
+
+    def to_editor(self) -> dict[str, Any]:
+        shown: dict[str, Any] = {}
+        if self.exit_code is not None:
+            shown["exitCode"] = self.exit_code
+        if self.signal is not None:
+            shown["signal"] = self.signal
+        return shown
+
+
+@define(slots=True, eq=False)
+class TerminalState:
+    """Everything known about one terminal except its output (see `TerminalStore`)."""
+
+    session_id: str
+    terminal_id: str
+    owner: Owner = "agent"
+    command: str | None = None
+    cwd: str | None = None
+    exit_status: ExitStatus | None = None
+    size: dict[str, Any] | None = None
+    capabilities: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = None
+    # `_meta` of the latest output snapshot (scoped to that snapshot, so replaced with it).
+    output_meta: dict[str, Any] | None = None
+    tool_call_id: str | None = None
+    released: bool = False
+
+    @property
+    def exited(self) -> bool:
+        return self.exit_status is not None
+
+    def to_editor(self, session_id: str | None = None) -> dict[str, Any]:
+        """The `acpls/terminalUpdate` params: the whole state, unknown keys left out."""
+        shown: dict[str, Any] = {
+            "sessionId": self.session_id if session_id is None else session_id,
+            "terminalId": self.terminal_id,
+        }
+        if self.command is not None:
+            shown["command"] = self.command
+        if self.cwd is not None:
+            shown["cwd"] = self.cwd
+        if self.exit_status is not None:
+            shown["exitStatus"] = self.exit_status.to_editor()
+        if self.tool_call_id is not None:
+            shown["toolCallId"] = self.tool_call_id
+        shown["owner"] = self.owner
+        if self.released:
+            shown["released"] = True
+        return shown
+
+
+class OutputBatch(NamedTuple):
+    """Output of one terminal since the last pull; `reset` means: replace what was shown."""
+
+    session_id: str
+    terminal_id: str
+    text: str
+    reset: bool
+
+    def to_editor(self) -> dict[str, Any]:
+        """The `acpls/terminalOutput` params."""
+        shown: dict[str, Any] = {
+            "sessionId": self.session_id,
+            "terminalId": self.terminal_id,
+            "text": self.text,
+        }
+        if self.reset:
+            shown["reset"] = True
+        return shown
+
+
+class _Output:
+    """One terminal's retained bytes and the text not yet pulled by the editor."""
+
+    __slots__ = (
+        "data",
+        "decoder",
+        "dropped",
+        "limit",
+        "pending",
+        "rebuild",
+        "reset",
+        "sanitizer",
+        "trim_to",
+    )
+
+    def __init__(self, limit: int, trim_to: float, sanitize: bool) -> None:
+        self.data = bytearray()
+        self.decoder = _Utf8Decoder(errors="replace")
+        self.sanitizer: TerminalSanitizer | None = TerminalSanitizer() if sanitize else None
+        self.pending: list[str] = []
+        self.reset = False  # the next batch replaces everything shown so far
+        self.rebuild = False  # pending text must be decoded afresh from `data` at the pull
+        self.dropped = 0  # bytes trimmed off the front, ever
+        self.limit = limit
+        self.trim_to = trim_to
+
+    def append(self, chunk: bytes) -> None:
+        self.data += chunk
+        if not self.rebuild:
+            text = self.decoder.decode(chunk)
+            if self.sanitizer is not None:
+                text = self.sanitizer.feed(text)
+            if text:
+                self.pending.append(text)
+        if len(self.data) > self.limit:
+            self._trim()
+
+    def replace(self, snapshot: bytes) -> None:
+        self.data = bytearray(snapshot)
+        self._start_reset()
+        if len(self.data) > self.limit:
+            self._trim()
+
+    def set_sanitize(self, sanitize: bool) -> None:
+        if sanitize == (self.sanitizer is not None):
+            return
+        self.sanitizer = TerminalSanitizer() if sanitize else None
+        self._start_reset()  # the view changes as a whole: show it again, filtered the new way
+
+    def set_limit(self, limit: int) -> None:
+        self.limit = limit
+        if len(self.data) > limit:
+            self._trim()
+
+    def take(self) -> tuple[str, bool] | None:
+        """The text since the last take and whether it is a reset, or None if there is none."""
+        if self.rebuild:
+            self.decoder = _Utf8Decoder(errors="replace")
+            text = self.decoder.decode(self.data)
+            if self.sanitizer is not None:
+                self.sanitizer.reset()
+                text = self.sanitizer.feed(text)
+            self.rebuild = False
+        elif self.pending or self.reset:
+            text = "".join(self.pending)
+            self.pending.clear()
+        else:
+            return None
+        reset = self.reset
+        self.reset = False
+        return text, reset
+
+    def tail(self, byte_limit: int | None) -> tuple[str, bool]:
+        """The last `byte_limit` retained bytes (cut at a character boundary) as text."""
+        start = 0
+        if byte_limit is not None and len(self.data) > byte_limit:
+            start = _char_boundary_at_or_after(self.data, len(self.data) - byte_limit)
+        text = bytes(self.data[start:]).decode("utf-8", "replace")
+        return text, bool(start or self.dropped)
+
+    def _trim(self) -> None:
+        data = self.data
+        cut = len(data) - int(self.limit * self.trim_to)
+        # Start the kept text on a line if one starts soon: no half-line, no half escape sequence.
+        newline = data.find(b"\n", cut, min(len(data), cut + max(1, self.limit // 16)))
+        cut = newline + 1 if newline != -1 else _char_boundary_at_or_after(data, cut)
+        del data[:cut]
+        self.dropped += cut
+        self._start_reset()
+
+    def _start_reset(self) -> None:
+        self.pending.clear()
+        self.reset = True
+        self.rebuild = True
+
+
+def _char_boundary_at_or_after(data: bytes | bytearray, index: int) -> int:
+    """`index` moved past UTF-8 continuation bytes (at most 3), so no character is split."""
+    stop = min(len(data), index + 3)
+    while index < stop and data[index] & 0xC0 == 0x80:
+        index += 1
+    return index
+
+
+class _Terminal:
+    __slots__ = ("out", "state")
+
+    def __init__(self, state: TerminalState, out: _Output) -> None:
+        self.state = state
+        self.out = out
+
+
+class TerminalStore:
+    """All terminals of all sessions, keyed by (sessionId, terminalId)."""
+
+    def __init__(
+        self,
+        *,
+        scrollback_bytes: int = DEFAULT_SCROLLBACK_BYTES,
+        sanitize: bool = True,
+        trim_to: float = DEFAULT_TRIM_TO,
+    ) -> None:
+        _check_limits(scrollback_bytes, trim_to)
+        self._scrollback = scrollback_bytes
+        self._sanitize = sanitize
+        self._trim_to = trim_to
+        self._sessions: dict[str, dict[str, _Terminal]] = {}
+        # Terminals with output / state not pulled yet, in order of first activity.
+        self._output_dirty: dict[_Terminal, None] = {}
+        self._state_dirty: dict[_Terminal, None] = {}
+
+    # -- settings -------------------------------------------------------------------------
+
+    @property
+    def scrollback_bytes(self) -> int:
+        return self._scrollback
+
+    @property
+    def sanitize(self) -> bool:
+        return self._sanitize
+
+    def configure(
+        self, *, scrollback_bytes: int | None = None, sanitize: bool | None = None
+    ) -> None:
+        """Apply new settings to every terminal now (`terminal.scrollbackBytes`, `rawOutput`)."""
+        if scrollback_bytes is not None:
+            _check_limits(scrollback_bytes, self._trim_to)
+            self._scrollback = scrollback_bytes
+        if sanitize is not None:
+            self._sanitize = sanitize
+        for terminals in self._sessions.values():
+            for terminal in terminals.values():
+                before = (terminal.out.reset, len(terminal.out.data))
+                terminal.out.set_limit(self._scrollback)
+                terminal.out.set_sanitize(self._sanitize)
+                if (terminal.out.reset, len(terminal.out.data)) != before:
+                    self._output_dirty.setdefault(terminal)
+
+    # -- ACP v2 display-only terminals ----------------------------------------------------
+
+    def apply_update(self, session_id: str, update: Mapping[str, Any]) -> None:
+        """Apply a v2 `terminal_update`: an upsert where null clears and omitted keeps."""
+        terminal_id = update.get("terminalId")
+        if not isinstance(terminal_id, str):
+            logger.error("terminal_update without a string terminalId ignored: %r", terminal_id)
+            return
+        terminal = self._terminal(session_id, terminal_id)
+        state = terminal.state
+        before = state.to_editor()
+        self._patch_command(state, update.get("command", _MISSING))
+        self._patch_cwd(state, update.get("cwd", _MISSING))
+        self._patch_exit_status(state, update.get("exitStatus", _MISSING))
+        self._patch_object(state, "size", update.get("size", _MISSING))
+        self._patch_object(state, "capabilities", update.get("capabilities", _MISSING))
+        self._patch_meta(state, update.get("_meta", _MISSING))
+        output = update.get("output", _MISSING)
+        if output is not _MISSING:
+            self._apply_snapshot(terminal, output)
+        if state.to_editor() != before:
+            self._state_dirty.setdefault(terminal)
+
+    def apply_output_chunk(self, session_id: str, update: Mapping[str, Any]) -> bool:
+        """Apply a v2 `terminal_output_chunk`; False (logged) when it is malformed."""
+        terminal_id = update.get("terminalId")
+        data = update.get("data")
+        if not isinstance(terminal_id, str) or not isinstance(data, str):
+            logger.error(
+                "terminal_output_chunk needs string terminalId and data; ignored (terminalId=%r)",
+                terminal_id,
+            )
+            return False
+        return self.append_chunk(session_id, terminal_id, data)
+
+    def append_chunk(self, session_id: str, terminal_id: str, data_b64: str) -> bool:
+        """Append one base64 chunk, decoded on its own. Invalid base64 is logged and dropped."""
+        try:
+            chunk = base64.b64decode(data_b64, validate=True)
+        except (binascii.Error, ValueError, TypeError) as error:
+            logger.error(
+                "terminal %s in session %s: output chunk is not valid base64 (%s); dropped",
+                terminal_id,
+                session_id,
+                error,
+            )
+            return False
+        self.append_bytes(session_id, terminal_id, chunk)
+        return True
+
+    def set_tool_call(self, session_id: str, terminal_id: str, tool_call_id: str) -> None:
+        """Record that a tool call shows this terminal (the first reference is kept)."""
+        terminal = self._terminal(session_id, terminal_id)
+        if terminal.state.tool_call_id is None:
+            terminal.state.tool_call_id = tool_call_id
+            self._state_dirty.setdefault(terminal)
+
+    # -- client-owned terminals -----------------------------------------------------------
+
+    def open_client_terminal(
+        self,
+        session_id: str,
+        terminal_id: str,
+        *,
+        command: str | None = None,
+        cwd: str | None = None,
+        tool_call_id: str | None = None,
+    ) -> TerminalState:
+        """Register a terminal that acpls runs for the agent (ACP v1 `terminal/create`)."""
+        terminal = self._terminal(session_id, terminal_id, owner="client")
+        state = terminal.state
+        state.owner = "client"
+        state.command = command
+        state.cwd = cwd
+        if tool_call_id is not None:
+            state.tool_call_id = tool_call_id
+        self._state_dirty.setdefault(terminal)
+        return state
+
+    def append_bytes(self, session_id: str, terminal_id: str, data: bytes) -> None:
+        """Append raw output bytes (client terminals' pty output, decoded v2 chunks)."""
+        terminal = self._terminal(session_id, terminal_id)
+        terminal.out.append(data)
+        self._output_dirty.setdefault(terminal)
+
+    def set_exit_status(
+        self,
+        session_id: str,
+        terminal_id: str,
+        *,
+        exit_code: int | None = None,
+        signal: str | None = None,
+    ) -> None:
+        """Mark the terminal exited (a client terminal's process ended)."""
+        terminal = self._terminal(session_id, terminal_id)
+        status = ExitStatus(exit_code=exit_code, signal=signal)
+        if terminal.state.exit_status != status:
+            terminal.state.exit_status = status
+            self._state_dirty.setdefault(terminal)
+
+    def release(self, session_id: str, terminal_id: str) -> bool:
+        """Mark a terminal released; its output stays. False if the terminal is unknown."""
+        terminal = self._sessions.get(session_id, {}).get(terminal_id)
+        if terminal is None:
+            return False
+        if not terminal.state.released:
+            terminal.state.released = True
+            self._state_dirty.setdefault(terminal)
+        return True
+
+    # -- ACP v1 `_meta` terminal extension ------------------------------------------------
+
+    def apply_v1_meta(self, session_id: str, tool_call_id: str, meta: Mapping[str, Any]) -> None:
+        """Apply the `terminal_*` keys of a v1 tool call's `_meta` (see the module docstring)."""
+        info = meta.get("terminal_info")
+        if info is not None:
+            self._v1_info(session_id, tool_call_id, info)
+        for key in _V1_OUTPUT_KEYS:
+            item = meta.get(key)
+            if item is not None:
+                self._v1_output(session_id, tool_call_id, key, item)
+        exit_item = meta.get("terminal_exit")
+        if exit_item is not None:
+            self._v1_exit(session_id, tool_call_id, exit_item)
+
+    def _v1_info(self, session_id: str, tool_call_id: str, info: Any) -> None:
+        terminal_id = _v1_terminal_id(info, tool_call_id, "terminal_info")
+        if terminal_id is None:
+            return
+        terminal = self._terminal(session_id, terminal_id)
+        state = terminal.state
+        before = state.to_editor()
+        state.tool_call_id = state.tool_call_id or tool_call_id
+        self._patch_command(state, info.get("command", _MISSING))
+        self._patch_cwd(state, info.get("cwd", _MISSING))
+        if state.to_editor() != before:
+            self._state_dirty.setdefault(terminal)
+
+    def _v1_output(self, session_id: str, tool_call_id: str, key: str, item: Any) -> None:
+        terminal_id = _v1_terminal_id(item, tool_call_id, key)
+        if terminal_id is None:
+            return
+        data = item.get("data")
+        if not isinstance(data, str):
+            logger.error("%s for terminal %s has no string data; ignored", key, terminal_id)
+            return
+        self.set_tool_call(session_id, terminal_id, tool_call_id)
+        chunk = data.encode("utf-8", "replace")  # JSON text may hold lone surrogates
+        if item.get("snapshot") is True:
+            terminal = self._terminal(session_id, terminal_id)
+            terminal.out.replace(chunk)
+            self._output_dirty.setdefault(terminal)
+        else:
+            self.append_bytes(session_id, terminal_id, chunk)
+
+    def _v1_exit(self, session_id: str, tool_call_id: str, item: Any) -> None:
+        terminal_id = _v1_terminal_id(item, tool_call_id, "terminal_exit")
+        if terminal_id is None:
+            return
+        self.set_tool_call(session_id, terminal_id, tool_call_id)
+        code = item.get("exit_code", item.get("exitCode"))
+        signal = item.get("signal")
+        self.set_exit_status(
+            session_id,
+            terminal_id,
+            exit_code=_int_or_none(code, "terminal_exit.exit_code"),
+            signal=_str_or_none(signal, "terminal_exit.signal"),
+        )
+
+    # -- queries --------------------------------------------------------------------------
+
+    def state(self, session_id: str, terminal_id: str) -> TerminalState | None:
+        terminal = self._sessions.get(session_id, {}).get(terminal_id)
+        return terminal.state if terminal else None
+
+    def terminals(self, session_id: str) -> list[TerminalState]:
+        return [terminal.state for terminal in self._sessions.get(session_id, {}).values()]
+
+    def output_bytes(self, session_id: str, terminal_id: str) -> bytes:
+        """The retained output bytes (empty for an unknown terminal)."""
+        terminal = self._sessions.get(session_id, {}).get(terminal_id)
+        return bytes(terminal.out.data) if terminal else b""
+
+    def output_text(self, session_id: str, terminal_id: str) -> str:
+        """The retained output as text, unsanitised (invalid UTF-8 shows as U+FFFD)."""
+        return self.output_bytes(session_id, terminal_id).decode("utf-8", "replace")
+
+    def output_tail(
+        self, session_id: str, terminal_id: str, byte_limit: int | None = None
+    ) -> tuple[str, bool]:
+        """At most `byte_limit` of the newest retained bytes as text, and whether any output
+        was cut off (by this limit or by scrollback trimming): the v1 `terminal/output` answer.
+        """
+        terminal = self._sessions.get(session_id, {}).get(terminal_id)
+        if terminal is None:
+            return "", False
+        return terminal.out.tail(byte_limit)
+
+    def drop_session(self, session_id: str) -> None:
+        """Forget every terminal of a session, pending output and state included."""
+        for terminal in self._sessions.pop(session_id, {}).values():
+            self._output_dirty.pop(terminal, None)
+            self._state_dirty.pop(terminal, None)
+
+    # -- pulling changes for the editor ---------------------------------------------------
+
+    def has_changes(self) -> bool:
+        return bool(self._output_dirty or self._state_dirty)
+
+    def take_output(self) -> list[OutputBatch]:
+        """One batch per terminal with output since the last call, in order of first activity."""
+        batches: list[OutputBatch] = []
+        for terminal in self._output_dirty:
+            taken = terminal.out.take()
+            if taken is not None:
+                state = terminal.state
+                batches.append(OutputBatch(state.session_id, state.terminal_id, *taken))
+        self._output_dirty.clear()
+        return batches
+
+    def take_state_changes(self) -> list[TerminalState]:
+        """Terminals whose editor-visible state changed since the last call (first-seen ones
+        included), in order of first change. Send each as `state.to_editor()`."""
+        changed = [terminal.state for terminal in self._state_dirty]
+        self._state_dirty.clear()
+        return changed
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _terminal(self, session_id: str, terminal_id: str, owner: Owner = "agent") -> _Terminal:
+        terminals = self._sessions.get(session_id)
+        if terminals is None:
+            terminals = self._sessions[session_id] = {}
+        terminal = terminals.get(terminal_id)
+        if terminal is None:
+            # A first-seen id: every field starts unknown, the editor learns of the terminal.
+            state = TerminalState(session_id=session_id, terminal_id=terminal_id, owner=owner)
+            out = _Output(self._scrollback, self._trim_to, self._sanitize)
+            terminal = terminals[terminal_id] = _Terminal(state, out)
+            self._state_dirty.setdefault(terminal)
+        return terminal
+
+    def _apply_snapshot(self, terminal: _Terminal, output: Any) -> None:
+        state = terminal.state
+        if output is None:  # null clears the output: an empty snapshot
+            snapshot = b""
+            state.output_meta = None
+        elif isinstance(output, Mapping) and isinstance(output.get("data"), str):
+            try:
+                snapshot = base64.b64decode(output["data"], validate=True)
+            except (binascii.Error, ValueError) as error:
+                logger.error(
+                    "terminal %s: output snapshot is not valid base64 (%s); output kept as it was",
+                    state.terminal_id,
+                    error,
+                )
+                return
+            meta = output.get("_meta")
+            state.output_meta = dict(meta) if isinstance(meta, Mapping) else None
+        else:
+            logger.error("terminal %s: output must be {data: base64}; ignored", state.terminal_id)
+            return
+        terminal.out.replace(snapshot)
+        self._output_dirty.setdefault(terminal)
+
+    @staticmethod
+    def _patch_command(state: TerminalState, value: Any) -> None:
+        if value is _MISSING:
+            return
+        if value is None or isinstance(value, str):
+            state.command = value
+        else:
+            logger.error("terminal %s: command must be a string; ignored", state.terminal_id)
+
+    @staticmethod
+    def _patch_cwd(state: TerminalState, value: Any) -> None:
+        if value is _MISSING:
+            return
+        if value is None:
+            state.cwd = None
+        elif isinstance(value, str) and _is_absolute(value):
+            state.cwd = value
+        else:
+            logger.error(
+                "terminal %s: cwd must be an absolute path; %r ignored", state.terminal_id, value
+            )
+
+    @staticmethod
+    def _patch_exit_status(state: TerminalState, value: Any) -> None:
+        if value is _MISSING:
+            return
+        if value is None:
+            state.exit_status = None
+        elif isinstance(value, Mapping):
+            meta = value.get("_meta")
+            state.exit_status = ExitStatus(
+                exit_code=_int_or_none(value.get("exitCode"), "exitStatus.exitCode"),
+                signal=_str_or_none(value.get("signal"), "exitStatus.signal"),
+                meta=dict(meta) if isinstance(meta, Mapping) else None,
+            )
+        else:
+            logger.error("terminal %s: exitStatus must be an object; ignored", state.terminal_id)
+
+    @staticmethod
+    def _patch_object(state: TerminalState, name: str, value: Any) -> None:
+        if value is _MISSING:
+            return
+        if value is None or isinstance(value, Mapping):
+            setattr(state, name, None if value is None else dict(value))
+        else:
+            logger.error("terminal %s: %s must be an object; ignored", state.terminal_id, name)
+
+    @staticmethod
+    def _patch_meta(state: TerminalState, value: Any) -> None:
+        if value is _MISSING:
+            return
+        if value is None:
+            state.meta = None
+        elif isinstance(value, Mapping):
+            meta = dict(state.meta or {})
+            for key, item in value.items():
+                if item is None:
+                    meta.pop(key, None)
+                else:
+                    meta[key] = item
+            state.meta = meta
+        else:
+            logger.error("terminal %s: _meta must be an object; ignored", state.terminal_id)
+
+
+def _check_limits(scrollback_bytes: int, trim_to: float) -> None:
+    if scrollback_bytes < 1:
+        raise ValueError(f"scrollback_bytes must be positive, not {scrollback_bytes}")
+    if not 0.0 <= trim_to < 1.0:
+        raise ValueError(f"trim_to must be in [0, 1), not {trim_to}")
+
+
+def _is_absolute(path: str) -> bool:
+    return PurePosixPath(path).is_absolute() or PureWindowsPath(path).is_absolute()
+
+
+def _v1_terminal_id(item: Any, tool_call_id: str, key: str) -> str | None:
+    if not isinstance(item, Mapping):
+        logger.error("_meta.%s must be an object; ignored", key)
+        return None
+    terminal_id = item.get("terminal_id", item.get("terminalId", tool_call_id))
+    if not isinstance(terminal_id, str):
+        logger.error("_meta.%s.terminal_id must be a string; ignored", key)
+        return None
+    return terminal_id
+
+
+def _int_or_none(value: Any, what: str) -> int | None:
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    logger.warning("%s must be an integer; %r treated as unknown", what, value)
+    return None
+
+
+def _str_or_none(value: Any, what: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    logger.warning("%s must be a string; %r treated as unknown", what, value)
+    return None
