@@ -67,11 +67,12 @@ def pid_alive(pid: int) -> bool:
 
 
 async def wait_dead(pids: list[int]) -> list[int]:
+    alive = [pid for pid in pids if pid_alive(pid)]
     for _ in range(40):
-        alive = [pid for pid in pids if pid_alive(pid)]
         if not alive:
-            return []
+            break
         await asyncio.sleep(0.05)
+        alive = [pid for pid in alive if pid_alive(pid)]
     return alive
 
 
