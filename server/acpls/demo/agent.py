@@ -113,7 +113,7 @@ class ClientFeatures:
         )
 
 
-@dataclass
+@dataclass(eq=False)
 class Turn:
     number: int
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
