@@ -1,0 +1,1015 @@
+"""attrs models of the ACP messages acpls sends and receives, for ACP v1 and v2.
+
+Wire names are camelCase; attribute names are their snake_case form (`_meta` is `meta`). The
+converter in `acpls.acp.converter` derives one from the other, so a field only has to be declared.
+
+Three rules keep every message lossless:
+
+- Optional fields distinguish "absent" from JSON `null`: they default to `OMITTED` (absent on the
+  wire), `None` is an explicit `null`, anything else is a value. That is exactly the patch
+  semantics of ACP v2 upserts (omitted = unchanged, null = cleared) and makes round trips exact.
+- Enums are open: kinds, statuses, stop reasons... are plain `str`. The classes below only name
+  the known values; `_custom` and future values pass through untouched.
+- Unknown payloads survive: a content block, tool-call content item, session update, plan content
+  or permission outcome of an unknown `type` is kept as a `RawItem` holding the agent's dict, and
+  unknown keys of known objects land in `extra` and are written back by `unstructure`.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, Final, TypeAlias
+
+import attrs
+
+JsonObject: TypeAlias = dict[str, Any]
+
+
+class AcpModelError(ValueError):
+    """An ACP payload does not fit its model; the message names the field that was wrong."""
+
+
+class Omitted(enum.Enum):
+    """The type of `OMITTED`: a field that is absent on the wire (not the same as JSON null)."""
+
+    OMITTED = "OMITTED"
+
+    def __repr__(self) -> str:
+        return "OMITTED"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+OMITTED: Final = Omitted.OMITTED
+
+
+def is_custom(value: str) -> bool:
+    """True for an implementation-specific enum value (ACP reserves the `_` prefix for those)."""
+    return value.startswith("_")
+
+
+# --------------------------------------------------------------------------- open enums
+
+
+class _OpenEnum:
+    """Names of the known values of an open ACP enum; any other string is valid too."""
+
+    KNOWN: frozenset[str] = frozenset()
+
+    @classmethod
+    def is_known(cls, value: str) -> bool:
+        return value in cls.KNOWN
+
+
+class ToolKind(_OpenEnum):
+    READ: Final = "read"
+    EDIT: Final = "edit"
+    DELETE: Final = "delete"
+    MOVE: Final = "move"
+    SEARCH: Final = "search"
+    EXECUTE: Final = "execute"
+    THINK: Final = "think"
+    FETCH: Final = "fetch"
+    SWITCH_MODE: Final = "switch_mode"
+    OTHER: Final = "other"
+    KNOWN = frozenset({READ, EDIT, DELETE, MOVE, SEARCH, EXECUTE, THINK, FETCH, SWITCH_MODE, OTHER})
+
+
+class ToolCallStatus(_OpenEnum):
+    PENDING: Final = "pending"
+    IN_PROGRESS: Final = "in_progress"
+    PAUSED: Final = "paused"  # v2: started, not running now, not finished
+    COMPLETED: Final = "completed"
+    FAILED: Final = "failed"
+    CANCELLED: Final = "cancelled"
+    KNOWN = frozenset({PENDING, IN_PROGRESS, PAUSED, COMPLETED, FAILED, CANCELLED})
+
+
+class PermissionOptionKind(_OpenEnum):
+    ALLOW_ONCE: Final = "allow_once"
+    ALLOW_ALWAYS: Final = "allow_always"
+    REJECT_ONCE: Final = "reject_once"
+    REJECT_ALWAYS: Final = "reject_always"
+    KNOWN = frozenset({ALLOW_ONCE, ALLOW_ALWAYS, REJECT_ONCE, REJECT_ALWAYS})
+
+
+class StopReason(_OpenEnum):
+    END_TURN: Final = "end_turn"
+    MAX_TOKENS: Final = "max_tokens"
+    MAX_TURN_REQUESTS: Final = "max_turn_requests"
+    REFUSAL: Final = "refusal"
+    CANCELLED: Final = "cancelled"
+    ERROR: Final = "error"  # v2 only, carries `error`
+    KNOWN = frozenset({END_TURN, MAX_TOKENS, MAX_TURN_REQUESTS, REFUSAL, CANCELLED, ERROR})
+
+
+class PlanEntryStatus(_OpenEnum):
+    PENDING: Final = "pending"
+    IN_PROGRESS: Final = "in_progress"
+    COMPLETED: Final = "completed"
+    CANCELLED: Final = "cancelled"  # v2
+    KNOWN = frozenset({PENDING, IN_PROGRESS, COMPLETED, CANCELLED})
+
+
+class PlanEntryPriority(_OpenEnum):
+    HIGH: Final = "high"
+    MEDIUM: Final = "medium"
+    LOW: Final = "low"
+    KNOWN = frozenset({HIGH, MEDIUM, LOW})
+
+
+class SessionState(_OpenEnum):
+    RUNNING: Final = "running"
+    IDLE: Final = "idle"
+    REQUIRES_ACTION: Final = "requires_action"
+    KNOWN = frozenset({RUNNING, IDLE, REQUIRES_ACTION})
+
+
+class CompactionStatus(_OpenEnum):
+    IN_PROGRESS: Final = "in_progress"
+    COMPLETED: Final = "completed"
+    FAILED: Final = "failed"
+    CANCELLED: Final = "cancelled"
+    KNOWN = frozenset({IN_PROGRESS, COMPLETED, FAILED, CANCELLED})
+
+
+class SessionUpdateKind(_OpenEnum):
+    """The `sessionUpdate` discriminator values of both versions."""
+
+    USER_MESSAGE_CHUNK: Final = "user_message_chunk"
+    AGENT_MESSAGE_CHUNK: Final = "agent_message_chunk"
+    AGENT_THOUGHT_CHUNK: Final = "agent_thought_chunk"
+    USER_MESSAGE: Final = "user_message"  # v2
+    AGENT_MESSAGE: Final = "agent_message"  # v2
+    AGENT_THOUGHT: Final = "agent_thought"  # v2
+    TOOL_CALL: Final = "tool_call"  # v1
+    TOOL_CALL_UPDATE: Final = "tool_call_update"
+    TOOL_CALL_CONTENT_CHUNK: Final = "tool_call_content_chunk"  # v2
+    TERMINAL_UPDATE: Final = "terminal_update"  # v2
+    TERMINAL_OUTPUT_CHUNK: Final = "terminal_output_chunk"  # v2
+    PLAN: Final = "plan"  # v1
+    PLAN_UPDATE: Final = "plan_update"  # v2
+    AVAILABLE_COMMANDS_UPDATE: Final = "available_commands_update"
+    CURRENT_MODE_UPDATE: Final = "current_mode_update"  # v1
+    CONFIG_OPTION_UPDATE: Final = "config_option_update"
+    SESSION_INFO_UPDATE: Final = "session_info_update"
+    USAGE_UPDATE: Final = "usage_update"
+    NOTICE: Final = "notice"
+    STATE_UPDATE: Final = "state_update"  # v2
+    COMPACTION_UPDATE: Final = "compaction_update"
+    COMPACTION_SUMMARY_CHUNK: Final = "compaction_summary_chunk"
+    KNOWN = frozenset(
+        {
+            USER_MESSAGE_CHUNK,
+            AGENT_MESSAGE_CHUNK,
+            AGENT_THOUGHT_CHUNK,
+            USER_MESSAGE,
+            AGENT_MESSAGE,
+            AGENT_THOUGHT,
+            TOOL_CALL,
+            TOOL_CALL_UPDATE,
+            TOOL_CALL_CONTENT_CHUNK,
+            TERMINAL_UPDATE,
+            TERMINAL_OUTPUT_CHUNK,
+            PLAN,
+            PLAN_UPDATE,
+            AVAILABLE_COMMANDS_UPDATE,
+            CURRENT_MODE_UPDATE,
+            CONFIG_OPTION_UPDATE,
+            SESSION_INFO_UPDATE,
+            USAGE_UPDATE,
+            NOTICE,
+            STATE_UPDATE,
+            COMPACTION_UPDATE,
+            COMPACTION_SUMMARY_CHUNK,
+        }
+    )
+
+
+# --------------------------------------------------------------------------- base types
+
+
+@attrs.define(kw_only=True)
+class AcpModel:
+    """Base of every ACP object model.
+
+    `extra` holds the keys of the wire object that the model does not declare (None when there
+    were none, so the common case allocates nothing); `unstructure` writes them back.
+    """
+
+    extra: JsonObject | None = attrs.field(default=None, repr=False)
+
+
+@attrs.define
+class RawItem:
+    """A payload of a type acpls does not know, kept as the agent's JSON object."""
+
+    data: JsonObject
+
+    @property
+    def type(self) -> Any:
+        return self.data.get("type")
+
+
+# --------------------------------------------------------------------------- content blocks
+
+
+@attrs.define(kw_only=True)
+class TextContent(AcpModel):
+    type: str = "text"
+    text: str
+    annotations: JsonObject | Omitted | None = OMITTED
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class ImageContent(AcpModel):
+    type: str = "image"
+    data: str
+    mime_type: str
+    uri: str | Omitted | None = OMITTED
+    annotations: JsonObject | Omitted | None = OMITTED
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class AudioContent(AcpModel):
+    type: str = "audio"
+    data: str
+    mime_type: str
+    annotations: JsonObject | Omitted | None = OMITTED
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class ResourceLink(AcpModel):
+    type: str = "resource_link"
+    name: str
+    uri: str
+    title: str | Omitted | None = OMITTED
+    description: str | Omitted | None = OMITTED
+    mime_type: str | Omitted | None = OMITTED
+    size: int | Omitted | None = OMITTED
+    icons: list[JsonObject] | Omitted | None = OMITTED  # v2
+    annotations: JsonObject | Omitted | None = OMITTED
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class TextResourceContents(AcpModel):
+    uri: str
+    text: str
+    mime_type: str | Omitted | None = OMITTED
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class BlobResourceContents(AcpModel):
+    uri: str
+    blob: str
+    mime_type: str | Omitted | None = OMITTED
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+EmbeddedResourceResource: TypeAlias = TextResourceContents | BlobResourceContents | RawItem
+
+
+@attrs.define(kw_only=True)
+class EmbeddedResource(AcpModel):
+    type: str = "resource"
+    resource: EmbeddedResourceResource
+    annotations: JsonObject | Omitted | None = OMITTED
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+ContentBlock: TypeAlias = (
+    TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource | RawItem
+)
+
+# --------------------------------------------------------------------------- tool calls
+
+
+@attrs.define(kw_only=True)
+class ToolCallLocation(AcpModel):
+    path: str
+    line: int | Omitted | None = OMITTED
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+Location: TypeAlias = ToolCallLocation
+
+
+@attrs.define(kw_only=True)
+class ContentToolCallContent(AcpModel):
+    """`{"type": "content", "content": ContentBlock}`."""
+
+    type: str = "content"
+    content: ContentBlock
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class DiffV1(AcpModel):
+    """ACP v1 diff: one file's whole old and new text."""
+
+    type: str = "diff"
+    path: str
+    old_text: str | Omitted | None = OMITTED
+    new_text: str
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class DiffV2(AcpModel):
+    """ACP v2 diff: authoritative `changes` (kept raw, their operations are open) and a patch."""
+
+    type: str = "diff"
+    changes: list[JsonObject]
+    patch: JsonObject | Omitted | None = OMITTED
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class TerminalToolCallContent(AcpModel):
+    """`{"type": "terminal", "terminalId"}`: a terminal shown inside a tool call."""
+
+    type: str = "terminal"
+    terminal_id: str
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+ToolCallContent: TypeAlias = (
+    ContentToolCallContent | DiffV1 | DiffV2 | TerminalToolCallContent | RawItem
+)
+
+
+@attrs.define(kw_only=True)
+class ToolCall(AcpModel):
+    """ACP v1 `tool_call`: creates (or replaces) a whole tool call."""
+
+    session_update: str | Omitted = OMITTED
+    tool_call_id: str
+    title: str | Omitted | None = OMITTED
+    name: str | Omitted | None = OMITTED
+    kind: str | Omitted | None = OMITTED
+    status: str | Omitted | None = OMITTED
+    content: list[ToolCallContent] | Omitted | None = OMITTED
+    locations: list[ToolCallLocation] | Omitted | None = OMITTED
+    raw_input: Any = OMITTED
+    raw_output: Any = OMITTED
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class ToolCallUpdate(AcpModel):
+    """v1 `tool_call_update` (a patch) and v2 `tool_call_update` (an upsert), and the `toolCall`
+    of a permission request. Every field but the id is a patch: OMITTED = unchanged, None =
+    cleared, a value replaces. `session_update` is OMITTED where the object is not an update."""
+
+    session_update: str | Omitted = OMITTED
+    tool_call_id: str
+    name: str | Omitted | None = OMITTED
+    title: str | Omitted | None = OMITTED
+    kind: str | Omitted | None = OMITTED
+    status: str | Omitted | None = OMITTED
+    content: list[ToolCallContent] | Omitted | None = OMITTED
+    locations: list[ToolCallLocation] | Omitted | None = OMITTED
+    raw_input: Any = OMITTED
+    raw_output: Any = OMITTED
+    capabilities: JsonObject | Omitted | None = OMITTED  # v2
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class ToolCallContentChunk(AcpModel):
+    """v2: one content item appended to a tool call (first-seen id creates it)."""
+
+    session_update: str = SessionUpdateKind.TOOL_CALL_CONTENT_CHUNK
+    tool_call_id: str
+    content: ToolCallContent
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+# --------------------------------------------------------------------------- other session updates
+
+
+@attrs.define(kw_only=True)
+class ContentChunk(AcpModel):
+    """`user_message_chunk`, `agent_message_chunk`, `agent_thought_chunk` (v1 id optional)."""
+
+    session_update: str
+    content: ContentBlock
+    message_id: str | Omitted | None = OMITTED
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class MessageUpsert(AcpModel):
+    """v2 `user_message`, `agent_message`, `agent_thought`: content replaces the whole message."""
+
+    session_update: str
+    message_id: str
+    content: list[ContentBlock] | Omitted | None = OMITTED
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class PlanEntry(AcpModel):
+    content: str
+    priority: str
+    status: str
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class Plan(AcpModel):
+    """v1 `plan`: the whole plan."""
+
+    session_update: str = SessionUpdateKind.PLAN
+    entries: list[PlanEntry]
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class PlanItems(AcpModel):
+    type: str = "items"
+    plan_id: str
+    entries: list[PlanEntry]
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+PlanUpdateContent: TypeAlias = PlanItems | RawItem
+
+
+@attrs.define(kw_only=True)
+class PlanUpdate(AcpModel):
+    """v2 `plan_update`: replaces the content of the plan `plan.planId`."""
+
+    session_update: str = SessionUpdateKind.PLAN_UPDATE
+    plan: PlanUpdateContent
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class AvailableCommandsUpdate(AcpModel):
+    session_update: str = SessionUpdateKind.AVAILABLE_COMMANDS_UPDATE
+    available_commands: list[JsonObject]
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class CurrentModeUpdate(AcpModel):
+    session_update: str = SessionUpdateKind.CURRENT_MODE_UPDATE
+    current_mode_id: str
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class ConfigOptionUpdate(AcpModel):
+    session_update: str = SessionUpdateKind.CONFIG_OPTION_UPDATE
+    config_options: list[JsonObject]
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class SessionInfoUpdate(AcpModel):
+    """Patch of the session's title / last activity (null clears)."""
+
+    session_update: str = SessionUpdateKind.SESSION_INFO_UPDATE
+    title: str | Omitted | None = OMITTED
+    updated_at: str | Omitted | None = OMITTED
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class UsageUpdate(AcpModel):
+    session_update: str = SessionUpdateKind.USAGE_UPDATE
+    used: int
+    size: int
+    cost: JsonObject | Omitted | None = OMITTED
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class Notice(AcpModel):
+    session_update: str = SessionUpdateKind.NOTICE
+    severity: str
+    title: str
+    description: str | Omitted | None = OMITTED
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class StateUpdate(AcpModel):
+    """v2 `state_update` (all variants flattened: `stopReason` and `error` only on idle)."""
+
+    session_update: str = SessionUpdateKind.STATE_UPDATE
+    state: str
+    stop_reason: str | Omitted | None = OMITTED
+    error: JsonObject | Omitted | None = OMITTED
+    background: list[JsonObject] | Omitted | None = OMITTED
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class CompactionUpdate(AcpModel):
+    session_update: str = SessionUpdateKind.COMPACTION_UPDATE
+    compaction_id: str
+    status: str
+    summary: list[ContentBlock] | Omitted | None = OMITTED
+    error: str | Omitted | None = OMITTED
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class CompactionSummaryChunk(AcpModel):
+    session_update: str = SessionUpdateKind.COMPACTION_SUMMARY_CHUNK
+    compaction_id: str
+    content: ContentBlock
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class TerminalOutput(AcpModel):
+    data: str  # base64
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class TerminalExitStatus(AcpModel):
+    exit_code: int | Omitted | None = OMITTED
+    signal: str | Omitted | None = OMITTED
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class TerminalUpdate(AcpModel):
+    """v2 `terminal_update`: an upsert keyed by `terminalId`, every other field a patch."""
+
+    session_update: str = SessionUpdateKind.TERMINAL_UPDATE
+    terminal_id: str
+    command: str | Omitted | None = OMITTED
+    cwd: str | Omitted | None = OMITTED
+    output: TerminalOutput | Omitted | None = OMITTED
+    exit_status: TerminalExitStatus | Omitted | None = OMITTED
+    size: JsonObject | Omitted | None = OMITTED
+    capabilities: JsonObject | Omitted | None = OMITTED
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class TerminalOutputChunk(AcpModel):
+    session_update: str = SessionUpdateKind.TERMINAL_OUTPUT_CHUNK
+    terminal_id: str
+    data: str  # base64, decoded chunk by chunk
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+SessionUpdate: TypeAlias = (
+    ContentChunk
+    | MessageUpsert
+    | ToolCall
+    | ToolCallUpdate
+    | ToolCallContentChunk
+    | Plan
+    | PlanUpdate
+    | AvailableCommandsUpdate
+    | CurrentModeUpdate
+    | ConfigOptionUpdate
+    | SessionInfoUpdate
+    | UsageUpdate
+    | Notice
+    | StateUpdate
+    | CompactionUpdate
+    | CompactionSummaryChunk
+    | TerminalUpdate
+    | TerminalOutputChunk
+    | RawItem
+)
+
+
+@attrs.define(kw_only=True)
+class SessionNotification(AcpModel):
+    """`session/update` params (v1 SessionNotification, v2 UpdateSessionNotification)."""
+
+    session_id: str
+    update: SessionUpdate
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+# --------------------------------------------------------------------------- shared objects
+
+
+@attrs.define(kw_only=True)
+class Implementation(AcpModel):
+    name: str
+    version: str
+    title: str | Omitted | None = OMITTED
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class EnvVariable(AcpModel):
+    name: str
+    value: str
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class SessionMode(AcpModel):
+    id: str
+    name: str
+    description: str | Omitted | None = OMITTED
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class SessionModeState(AcpModel):
+    current_mode_id: str
+    available_modes: list[SessionMode]
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class SessionInfo(AcpModel):
+    session_id: str
+    cwd: str
+    additional_directories: list[str] | Omitted | None = OMITTED
+    title: str | Omitted | None = OMITTED
+    updated_at: str | Omitted | None = OMITTED
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class PermissionOption(AcpModel):
+    option_id: str
+    name: str
+    kind: str
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class SelectedPermissionOutcome(AcpModel):
+    outcome: str = "selected"
+    option_id: str
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class CancelledPermissionOutcome(AcpModel):
+    outcome: str = "cancelled"
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+RequestPermissionOutcome: TypeAlias = (
+    SelectedPermissionOutcome | CancelledPermissionOutcome | RawItem
+)
+
+
+# --------------------------------------------------------------------------- sent by acpls
+
+
+@attrs.define(kw_only=True)
+class InitializeRequest(AcpModel):
+    """`initialize` params. v1 reads `clientCapabilities`/`clientInfo`, v2 `capabilities`/`info`;
+    acpls' "auto" mode sends both sets (see `acpls.acp.converter.initialize_params`)."""
+
+    protocol_version: int
+    client_capabilities: JsonObject | Omitted = OMITTED  # v1
+    client_info: Implementation | Omitted | None = OMITTED  # v1
+    capabilities: JsonObject | Omitted = OMITTED  # v2
+    info: Implementation | Omitted = OMITTED  # v2 (required there)
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class NewSessionRequest(AcpModel):
+    cwd: str
+    # Always sent, even empty: some agents reject `session/new` without it.
+    mcp_servers: list[JsonObject] = attrs.field(factory=list)
+    additional_directories: list[str] | Omitted = OMITTED
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class LoadSessionRequest(AcpModel):
+    """v1 `session/load` (the agent replays the conversation)."""
+
+    session_id: str
+    cwd: str
+    mcp_servers: list[JsonObject] = attrs.field(factory=list)
+    additional_directories: list[str] | Omitted = OMITTED
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class ResumeSessionRequest(AcpModel):
+    """`session/resume`; v2 may ask for a replay with `replayFrom` ({"type": "start"})."""
+
+    session_id: str
+    cwd: str
+    mcp_servers: list[JsonObject] | Omitted = OMITTED
+    additional_directories: list[str] | Omitted = OMITTED
+    replay_from: JsonObject | Omitted | None = OMITTED  # v2
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class ListSessionsRequest(AcpModel):
+    cwd: str | Omitted | None = OMITTED
+    cursor: str | Omitted | None = OMITTED
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class PromptRequest(AcpModel):
+    session_id: str
+    prompt: list[ContentBlock]
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class CancelSessionNotification(AcpModel):
+    """`session/cancel` params (v1 calls it CancelNotification; same shape)."""
+
+    session_id: str
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class SetSessionModeRequest(AcpModel):
+    """v1 `session/set_mode`."""
+
+    session_id: str
+    mode_id: str
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class SetSessionConfigOptionRequest(AcpModel):
+    """`session/set_config_option`. `type`: v1 sends "boolean" for booleans and nothing for
+    value ids; v2 always sends it ("id" or "boolean"). Use `set_config_option_params`."""
+
+    session_id: str
+    config_id: str
+    type: str | Omitted = OMITTED
+    value: Any
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class AuthenticateRequest(AcpModel):
+    """v1 `authenticate`."""
+
+    method_id: str
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class LoginAuthRequest(AcpModel):
+    """v2 `auth/login`."""
+
+    method_id: str
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class RequestPermissionResponse(AcpModel):
+    outcome: RequestPermissionOutcome
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class ReadTextFileResponse(AcpModel):
+    content: str
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class WriteTextFileResponse(AcpModel):
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class CreateTerminalResponse(AcpModel):
+    terminal_id: str
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class TerminalOutputResponse(AcpModel):
+    output: str
+    truncated: bool
+    exit_status: TerminalExitStatus | Omitted | None = OMITTED
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class WaitForTerminalExitResponse(AcpModel):
+    exit_code: int | Omitted | None = OMITTED
+    signal: str | Omitted | None = OMITTED
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class KillTerminalResponse(AcpModel):
+    """v1 `terminal/kill` result (older drafts called it KillTerminalCommandResponse)."""
+
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class ReleaseTerminalResponse(AcpModel):
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+# --------------------------------------------------------------------------- received by acpls
+
+
+@attrs.define(kw_only=True)
+class InitializeResponse(AcpModel):
+    """`initialize` result: v1 `agentCapabilities`/`agentInfo`, v2 `capabilities`/`info`.
+
+    Capabilities are kept raw (both versions' shapes are open); the helpers answer what acpls
+    needs to know whichever version answered."""
+
+    protocol_version: int
+    agent_capabilities: JsonObject | Omitted | None = OMITTED  # v1
+    agent_info: Implementation | Omitted | None = OMITTED  # v1
+    capabilities: JsonObject | Omitted | None = OMITTED  # v2
+    info: Implementation | Omitted | None = OMITTED  # v2
+    auth_methods: list[JsonObject] | Omitted | None = OMITTED
+    meta: JsonObject | Omitted | None = OMITTED
+
+    def implementation(self) -> Implementation | None:
+        """The agent's name and version, from whichever version's field is present."""
+        for value in (self.info, self.agent_info):
+            if isinstance(value, Implementation):
+                return value
+        return None
+
+    def _caps(self) -> JsonObject:
+        caps = self.capabilities if self.protocol_version >= 2 else self.agent_capabilities
+        return caps if isinstance(caps, dict) else {}
+
+    def _session_caps(self) -> JsonObject:
+        caps = self._caps()
+        key = "session" if self.protocol_version >= 2 else "sessionCapabilities"
+        value = caps.get(key)
+        return value if isinstance(value, dict) else {}
+
+    def _prompt_caps(self) -> JsonObject:
+        if self.protocol_version >= 2:
+            value = self._session_caps().get("prompt")
+        else:
+            value = self._caps().get("promptCapabilities")
+        return value if isinstance(value, dict) else {}
+
+    def _prompt_flag(self, key: str) -> bool:
+        value = self._prompt_caps().get(key)
+        # v1 advertises booleans, v2 objects (present = supported).
+        return value is True or isinstance(value, dict)
+
+    def supports_embedded_context(self) -> bool:
+        return self._prompt_flag("embeddedContext")
+
+    def supports_image(self) -> bool:
+        return self._prompt_flag("image")
+
+    def supports_audio(self) -> bool:
+        return self._prompt_flag("audio")
+
+    def supports_sessions(self) -> bool:
+        """v2 agents without `capabilities.session` have no session methods; v1 always has."""
+        if self.protocol_version >= 2:
+            return isinstance(self._caps().get("session"), dict)
+        return True
+
+    def supports_load_session(self) -> bool:
+        """v1 `session/load` (v2 has no such method: it resumes with `replayFrom`)."""
+        return self.protocol_version < 2 and self._caps().get("loadSession") is True
+
+    def supports_resume_session(self) -> bool:
+        if self.protocol_version >= 2:
+            return self.supports_sessions()
+        return isinstance(self._session_caps().get("resume"), dict)
+
+    def supports_list_sessions(self) -> bool:
+        if self.protocol_version >= 2:
+            return self.supports_sessions()
+        return isinstance(self._session_caps().get("list"), dict)
+
+    def supports_close_session(self) -> bool:
+        if self.protocol_version >= 2:
+            return self.supports_sessions()
+        return isinstance(self._session_caps().get("close"), dict)
+
+
+@attrs.define(kw_only=True)
+class NewSessionResponse(AcpModel):
+    session_id: str
+    modes: SessionModeState | Omitted | None = OMITTED  # v1
+    config_options: list[JsonObject] | Omitted | None = OMITTED
+    available_commands: list[JsonObject] | Omitted | None = OMITTED  # v2
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class LoadSessionResponse(AcpModel):
+    """Result of v1 `session/load` and of `session/resume` in either version."""
+
+    modes: SessionModeState | Omitted | None = OMITTED  # v1
+    config_options: list[JsonObject] | Omitted | None = OMITTED
+    available_commands: list[JsonObject] | Omitted | None = OMITTED  # v2
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+ResumeSessionResponse: TypeAlias = LoadSessionResponse
+
+
+@attrs.define(kw_only=True)
+class PromptResponse(AcpModel):
+    """v1: the turn is over (`stopReason`). v2: the prompt was inserted (`messageId`); the end
+    of the work arrives as an idle `state_update`."""
+
+    stop_reason: str | Omitted | None = OMITTED  # v1 (required there)
+    message_id: str | Omitted | None = OMITTED  # v2 (required there)
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class ListSessionsResponse(AcpModel):
+    sessions: list[SessionInfo]
+    next_cursor: str | Omitted | None = OMITTED
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class RequestPermissionRequest(AcpModel):
+    """`session/request_permission`. v1 carries `toolCall`; v2 `title`, `description` and an
+    open `subject` (kept raw; `subject_tool_call` reads a tool-call subject's update)."""
+
+    session_id: str
+    options: list[PermissionOption]
+    tool_call: ToolCallUpdate | Omitted | None = OMITTED  # v1
+    title: str | Omitted | None = OMITTED  # v2
+    description: str | Omitted | None = OMITTED  # v2
+    subject: JsonObject | Omitted | None = OMITTED  # v2
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class ReadTextFileRequest(AcpModel):
+    session_id: str
+    path: str
+    line: int | Omitted | None = OMITTED
+    limit: int | Omitted | None = OMITTED
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class WriteTextFileRequest(AcpModel):
+    session_id: str
+    path: str
+    content: str
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class CreateTerminalRequest(AcpModel):
+    session_id: str
+    command: str
+    args: list[str] | Omitted | None = OMITTED
+    env: list[EnvVariable] | Omitted | None = OMITTED
+    cwd: str | Omitted | None = OMITTED
+    output_byte_limit: int | Omitted | None = OMITTED
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class TerminalOutputRequest(AcpModel):
+    session_id: str
+    terminal_id: str
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class WaitForTerminalExitRequest(AcpModel):
+    session_id: str
+    terminal_id: str
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class KillTerminalRequest(AcpModel):
+    session_id: str
+    terminal_id: str
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class ReleaseTerminalRequest(AcpModel):
+    session_id: str
+    terminal_id: str
+    meta: JsonObject | Omitted | None = OMITTED

@@ -1,0 +1,241 @@
+"""What acpls sends, built with acpls.acp.converter, against the official ACP v1 and v2 schemas."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from acpls.acp import models as m
+from acpls.acp.converter import (
+    initialize_params,
+    permission_cancelled,
+    permission_selected,
+    set_config_option_params,
+    unstructure,
+)
+
+# The repo root is not on sys.path under plain `pytest` (tests/ is not a package).
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests.schema import (
+    UnknownMethodError,
+    load_schema,
+    method_definition,
+    validate_client_message,
+    validate_definition,
+)
+
+pytestmark = pytest.mark.skipif(
+    not (Path(__file__).resolve().parents[2].parent / "shared" / "acp-schema").is_dir(),
+    reason="shared/acp-schema is not beside the repository",
+)
+
+
+def request(method: str, params: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+
+
+def response(result: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": 1, "result": result}
+
+
+INIT_KW: dict[str, Any] = {
+    "fs": True,
+    "terminal": True,
+    "terminal_output_meta": True,
+    "client_name": "acpls",
+    "client_version": "0.1.0",
+}
+
+
+# --------------------------------------------------------------------------- initialize
+
+
+def test_initialize_v1_is_valid_v1_and_has_only_v1_fields() -> None:
+    params = initialize_params(1, **INIT_KW)
+    validate_client_message(1, request("initialize", params))
+    assert params["protocolVersion"] == 1
+    assert params["clientCapabilities"]["fs"] == {"readTextFile": True, "writeTextFile": True}
+    assert params["clientCapabilities"]["terminal"] is True
+    assert params["clientCapabilities"]["_meta"] == {"terminal_output": True}
+    assert params["clientInfo"] == {"name": "acpls", "version": "0.1.0"}
+    assert "capabilities" not in params and "info" not in params
+
+
+def test_initialize_v2_is_valid_v2_and_has_only_v2_fields() -> None:
+    params = initialize_params(2, **INIT_KW)
+    validate_client_message(2, request("initialize", params))
+    assert params == {
+        "protocolVersion": 2,
+        "capabilities": {},
+        "info": {"name": "acpls", "version": "0.1.0"},
+    }
+
+
+def test_initialize_auto_asks_for_2_and_is_valid_against_both_versions() -> None:
+    params = initialize_params("auto", **INIT_KW, client_title="acpls LSP")
+    assert params["protocolVersion"] == 2
+    assert params["info"] == {"name": "acpls", "version": "0.1.0", "title": "acpls LSP"}
+    assert params["clientInfo"] == params["info"]
+    assert params["clientCapabilities"]["terminal"] is True
+    validate_client_message(2, request("initialize", params))
+    validate_client_message(1, request("initialize", params))
+
+
+def test_v2_initialize_request_leaves_extra_properties_open() -> None:
+    # Why "auto" can carry the v1 fields: the v2 definition does not forbid other keys.
+    definition = load_schema(2)["$defs"]["InitializeRequest"]
+    assert definition.get("additionalProperties", True) is not False
+    assert "unevaluatedProperties" not in definition
+
+
+@pytest.mark.parametrize("mode", ["auto", 1, 2])
+def test_initialize_without_optional_capabilities(mode: Any) -> None:
+    params = initialize_params(
+        mode,
+        fs=False,
+        terminal=False,
+        terminal_output_meta=False,
+        client_name="acpls",
+        client_version="0",
+    )
+    for version in (1, 2) if mode == "auto" else (mode,):
+        validate_client_message(version, request("initialize", params))
+    if mode != 2:
+        assert "_meta" not in params["clientCapabilities"]
+
+
+def test_initialize_rejects_unknown_mode() -> None:
+    with pytest.raises(ValueError, match="protocol version mode"):
+        initialize_params(3, **INIT_KW)  # type: ignore[arg-type]
+
+
+def test_validator_catches_a_broken_initialize() -> None:
+    params = initialize_params(2, **INIT_KW)
+    del params["info"]
+    with pytest.raises(jsonschema.ValidationError):
+        validate_client_message(2, request("initialize", params))
+    with pytest.raises(jsonschema.ValidationError):
+        validate_client_message(1, request("initialize", {"protocolVersion": "one"}))
+
+
+# --------------------------------------------------------------------------- other requests
+
+CWD = "/home/user/project"
+
+
+def both(method: str, model: Any, versions: tuple[int, ...] = (1, 2)) -> None:
+    payload = unstructure(model)
+    for version in versions:
+        validate_client_message(version, request(method, payload))
+
+
+def test_session_requests_are_valid() -> None:
+    both("session/new", m.NewSessionRequest(cwd=CWD))
+    both("session/new", m.NewSessionRequest(cwd=CWD, additional_directories=["/tmp/x"]))
+    both("session/load", m.LoadSessionRequest(session_id="s1", cwd=CWD), (1,))
+    both("session/resume", m.ResumeSessionRequest(session_id="s1", cwd=CWD, mcp_servers=[]))
+    both(
+        "session/resume",
+        m.ResumeSessionRequest(session_id="s1", cwd=CWD, replay_from={"type": "start"}),
+        (2,),
+    )
+    both("session/list", m.ListSessionsRequest())
+    both("session/list", m.ListSessionsRequest(cwd=CWD, cursor="abc"))
+    both("session/set_mode", m.SetSessionModeRequest(session_id="s1", mode_id="ask"), (1,))
+    both("authenticate", m.AuthenticateRequest(method_id="oauth"), (1,))
+    both("auth/login", m.LoginAuthRequest(method_id="oauth"), (2,))
+
+
+def test_new_session_always_carries_mcp_servers() -> None:
+    assert unstructure(m.NewSessionRequest(cwd=CWD)) == {"cwd": CWD, "mcpServers": []}
+
+
+def test_prompt_request_with_every_content_block_is_valid() -> None:
+    prompt: list[m.ContentBlock] = [
+        m.TextContent(text="hello"),
+        m.ResourceLink(name="main.py", uri="file:///home/user/project/main.py"),
+        m.EmbeddedResource(
+            resource=m.TextResourceContents(
+                uri="file:///home/user/project/main.py",
+                text="print(1)\n",
+                mime_type="text/x-python",
+            )
+        ),
+        m.ImageContent(data="aGk=", mime_type="image/png"),
+    ]
+    both("session/prompt", m.PromptRequest(session_id="s1", prompt=prompt))
+
+
+def test_cancel_notification_is_valid() -> None:
+    payload = unstructure(m.CancelSessionNotification(session_id="s1"))
+    for version in (1, 2):
+        validate_client_message(
+            version, {"jsonrpc": "2.0", "method": "session/cancel", "params": payload}
+        )
+
+
+def test_set_config_option_is_tagged_per_version() -> None:
+    v1_id = set_config_option_params(1, "s1", "model", "fast")
+    v2_id = set_config_option_params(2, "s1", "model", "fast")
+    v1_bool = set_config_option_params(1, "s1", "think", True)
+    v2_bool = set_config_option_params(2, "s1", "think", False)
+    assert "type" not in v1_id and v2_id["type"] == "id"
+    assert v1_bool["type"] == v2_bool["type"] == "boolean"
+    validate_client_message(1, request("session/set_config_option", v1_id))
+    validate_client_message(1, request("session/set_config_option", v1_bool))
+    validate_client_message(2, request("session/set_config_option", v2_id))
+    validate_client_message(2, request("session/set_config_option", v2_bool))
+
+
+def test_methods_a_version_lacks_are_refused() -> None:
+    with pytest.raises(UnknownMethodError):
+        validate_client_message(2, request("session/set_mode", {"sessionId": "s", "modeId": "a"}))
+    with pytest.raises(UnknownMethodError):
+        validate_client_message(2, request("session/load", {"sessionId": "s", "cwd": CWD}))
+    assert method_definition(1, "session/cancel", "Notification") == "CancelNotification"
+    assert method_definition(2, "session/cancel", "Notification") == "CancelSessionNotification"
+
+
+# --------------------------------------------------------------------------- responses
+
+
+def answer(version: int, method: str, model_or_dict: Any) -> None:
+    result = model_or_dict if isinstance(model_or_dict, dict) else unstructure(model_or_dict)
+    validate_client_message(version, response(result), method=method)
+
+
+def test_permission_responses_are_valid_in_both_versions() -> None:
+    for version in (1, 2):
+        answer(version, "session/request_permission", permission_selected("allow"))
+        answer(version, "session/request_permission", permission_cancelled())
+    assert permission_selected("a1") == {"outcome": {"outcome": "selected", "optionId": "a1"}}
+    assert permission_cancelled() == {"outcome": {"outcome": "cancelled"}}
+
+
+def test_v1_client_method_responses_are_valid() -> None:
+    answer(1, "fs/read_text_file", m.ReadTextFileResponse(content="x\n"))
+    answer(1, "fs/write_text_file", m.WriteTextFileResponse())
+    answer(1, "terminal/create", m.CreateTerminalResponse(terminal_id="t1"))
+    answer(1, "terminal/output", m.TerminalOutputResponse(output="ok", truncated=False))
+    answer(
+        1,
+        "terminal/output",
+        m.TerminalOutputResponse(
+            output="", truncated=True, exit_status=m.TerminalExitStatus(exit_code=1, signal=None)
+        ),
+    )
+    answer(1, "terminal/wait_for_exit", m.WaitForTerminalExitResponse(exit_code=0))
+    answer(1, "terminal/wait_for_exit", m.WaitForTerminalExitResponse(signal="SIGKILL"))
+    answer(1, "terminal/kill", m.KillTerminalResponse())
+    answer(1, "terminal/release", m.ReleaseTerminalResponse())
+
+
+def test_validator_catches_a_wrong_result() -> None:
+    with pytest.raises(jsonschema.ValidationError):
+        answer(1, "terminal/output", {"output": "x"})  # `truncated` is required
+    with pytest.raises(jsonschema.ValidationError):
+        validate_definition(1, "ReadTextFileResponse", {"content": 5})
