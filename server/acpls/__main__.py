@@ -1,0 +1,44 @@
+"""`acpls` / `python -m acpls`: the language server on stdio (stdout carries only LSP)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+
+from acpls import __version__
+
+
+def _parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="acpls", description="A language server that runs an ACP coding agent for your editor."
+    )
+    parser.add_argument("--version", action="version", version=f"acpls {__version__}")
+    parser.add_argument("--stdio", action="store_true", help="speak LSP on stdio (the default)")
+    parser.add_argument(
+        "--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"]
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse_args(argv)
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=getattr(logging, args.log_level),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    # pygls logs every message body at INFO: far too much, and on the hot path.
+    logging.getLogger("pygls").setLevel(logging.WARNING)
+    from acpls.server import create_server, serve_stdio
+
+    server = create_server()
+    try:
+        return asyncio.run(serve_stdio(server))
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

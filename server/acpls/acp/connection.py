@@ -1,0 +1,163 @@
+"""One running agent: its process, the JSON-RPC protocol over its stdio, and the negotiated version.
+
+`AgentConnection.open()` starts the process and runs `initialize`, asking for protocol version 2
+when the setting is `auto` (with the v1 fields beside the v2 ones, so a v1 agent knows what acpls
+offers) and accepting what the agent answers. Everything after that is `request()` / `notify()` with
+raw JSON params, and the client-side handlers the caller registers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from acpls import __version__
+from acpls.acp.converter import initialize_params
+from acpls.acp.process import AgentProcess, AgentState
+from acpls.acp.transport import (
+    INTERNAL_ERROR,
+    AcpError,
+    AcpProtocol,
+    Handler,
+    LineReader,
+    NotificationHandler,
+)
+
+logger = logging.getLogger(__name__)
+
+SUPPORTED_VERSIONS = (1, 2)
+
+
+class AgentConnection:
+    def __init__(
+        self,
+        argv: list[str],
+        *,
+        cwd: str,
+        env: dict[str, str],
+        max_line_bytes: int,
+        on_exit: Callable[[AgentConnection], None],
+    ) -> None:
+        self.protocol = AcpProtocol()
+        self._reader = LineReader(self.protocol.feed_line, max_line_bytes)
+        self.process = AgentProcess(
+            argv, cwd=cwd, env=env, on_stdout=self._reader.feed, on_exit=self._process_exited
+        )
+        self.protocol.attach_writer(self.process.write)
+        self._on_exit = on_exit
+        self.version: int = 1
+        self.init_result: dict[str, Any] = {}
+        self.exited = asyncio.Event()
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def register(
+        self,
+        requests: Mapping[str, Handler],
+        notifications: Mapping[str, NotificationHandler],
+    ) -> None:
+        self.protocol.handlers.update(requests)
+        self.protocol.notification_handlers.update(notifications)
+
+    async def open(self, version_mode: str | int, *, terminal: bool = True) -> dict[str, Any]:
+        await self.process.start()
+        params = initialize_params(
+            version_mode,
+            fs=True,
+            terminal=terminal,
+            terminal_output_meta=True,
+            client_name="acpls",
+            client_version=__version__,
+        )
+        result = await self.request("initialize", params)
+        if not isinstance(result, dict):
+            raise AcpError(INTERNAL_ERROR, f"initialize answered {result!r}, not an object")
+        version = result.get("protocolVersion")
+        if version not in SUPPORTED_VERSIONS:
+            raise AcpError(
+                INTERNAL_ERROR,
+                f"the agent answered protocol version {version!r}; acpls speaks 1 and 2",
+            )
+        if version_mode != "auto" and version != version_mode:
+            raise AcpError(
+                INTERNAL_ERROR,
+                f"protocolVersion is set to {version_mode} but the agent speaks {version}",
+            )
+        self.version = version
+        self.init_result = result
+        logger.info("agent speaks ACP v%d (%s)", version, self.agent_info.get("name", "?"))
+        return result
+
+    @property
+    def alive(self) -> bool:
+        return self.process.state is AgentState.RUNNING and not self.protocol.closed
+
+    @property
+    def agent_info(self) -> dict[str, Any]:
+        info = self.init_result.get("info" if self.version == 2 else "agentInfo")
+        return info if isinstance(info, dict) else {}
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        caps = self.init_result.get("capabilities" if self.version == 2 else "agentCapabilities")
+        return caps if isinstance(caps, dict) else {}
+
+    @property
+    def auth_methods(self) -> list[dict[str, Any]]:
+        methods = self.init_result.get("authMethods")
+        return [m for m in methods if isinstance(m, dict)] if isinstance(methods, list) else []
+
+    def session_capability(self, name: str) -> bool:
+        """Whether the agent advertises a session method (load, resume, list, close)."""
+        caps = self.capabilities
+        if name == "load" and self.version == 1:
+            return bool(caps.get("loadSession"))
+        session_caps = caps.get("session" if self.version == 2 else "sessionCapabilities")
+        if not isinstance(session_caps, dict):
+            return False
+        # v2 advertises resume/list implicitly (they are stable methods); v1 lists them.
+        if self.version == 2 and name in ("resume", "list"):
+            return True
+        return session_caps.get(name) is not None
+
+    def prompt_capability(self, name: str) -> bool:
+        caps = self.capabilities
+        prompt = (
+            (caps.get("session") or {}).get("prompt")
+            if self.version == 2
+            else caps.get("promptCapabilities")
+        )
+        if not isinstance(prompt, dict):
+            return False
+        value = prompt.get(name)
+        return value is not None and value is not False
+
+    # -- messages --------------------------------------------------------------------------------
+    async def request(self, method: str, params: Any | None = None) -> Any:
+        if self.protocol.closed:
+            raise AcpError(INTERNAL_ERROR, f"the agent is not running (cannot send {method})")
+        return await self.protocol.request(method, params)
+
+    def notify(self, method: str, params: Any | None = None) -> None:
+        self.protocol.notify(method, params)
+
+    async def close(self) -> None:
+        self.protocol.fail_pending("acpls is stopping the agent")
+        await self.process.stop()
+
+    def _process_exited(self, process: AgentProcess) -> None:
+        rest = self._reader.finish()
+        if rest:
+            logger.error("agent exited in the middle of a line (%d bytes ignored)", len(rest))
+        self.protocol.fail_pending(self.exit_message())
+        self.exited.set()
+        self._on_exit(self)
+
+    def exit_message(self) -> str:
+        process = self.process
+        message = process.failure or f"`{process.describe()}` exited"
+        tail = [line for line in process.stderr_tail if line.strip()][-5:]
+        if tail:
+            message += "; last stderr lines:\n" + "\n".join(tail)
+        return message

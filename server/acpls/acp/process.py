@@ -1,0 +1,219 @@
+"""The agent subprocess as an explicit state machine: starting → running → exited | failed.
+
+The agent runs in its own process group (so `npx` and whatever it spawns go together) and is told
+to die with acpls (`PR_SET_PDEATHSIG`) in case acpls itself is killed. Its stderr is forwarded to
+acpls' log with a rate limit (a flooding agent must not flood the editor's log), and the last lines
+are kept for the error message when it fails. Shutdown is the polite sequence: close stdin, wait,
+SIGTERM the group, wait, SIGKILL the group.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import enum
+import logging
+import os
+import signal
+import time
+from collections import deque
+from collections.abc import Callable
+
+from acpls.supervisor import TaskSupervisor
+
+logger = logging.getLogger(__name__)
+stderr_logger = logging.getLogger("acpls.agent.stderr")
+
+STDERR_TAIL_LINES = 20
+STDERR_LINE_MAX = 2000
+STDERR_LOG_BUDGET_PER_SECOND = 200
+READ_CHUNK = 256 * 1024
+
+
+class AgentState(enum.Enum):
+    STARTING = "starting"
+    RUNNING = "running"
+    EXITED = "exited"
+    FAILED = "failed"
+
+
+class AgentStartError(Exception):
+    pass
+
+
+def _die_with_parent() -> None:
+    """Runs in the child before exec: SIGKILL it when acpls goes away, however that happens."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+class AgentProcess:
+    def __init__(
+        self,
+        argv: list[str],
+        *,
+        cwd: str,
+        env: dict[str, str],
+        on_stdout: Callable[[bytes], None],
+        on_exit: Callable[[AgentProcess], None],
+    ) -> None:
+        self.argv = argv
+        self.cwd = cwd
+        self.env = env
+        self.state = AgentState.STARTING
+        self.returncode: int | None = None
+        self.stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
+        self._on_stdout = on_stdout
+        self._on_exit = on_exit
+        self._proc: asyncio.subprocess.Process | None = None
+        self._tasks = TaskSupervisor("agent-process")
+        self._stopping = False
+        self.failure: str | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    def describe(self) -> str:
+        return " ".join(self.argv)
+
+    async def start(self) -> None:
+        try:
+            self._proc = await asyncio.create_subprocess_exec(
+                *self.argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=self.cwd,
+                env=self.env,
+                start_new_session=True,
+                preexec_fn=_die_with_parent,
+                limit=READ_CHUNK,
+            )
+        except (OSError, ValueError) as exc:
+            self.state = AgentState.FAILED
+            self.failure = f"could not start `{self.describe()}`: {exc}"
+            raise AgentStartError(self.failure) from exc
+        self.state = AgentState.RUNNING
+        logger.info("agent started: %s (pid %d)", self.describe(), self._proc.pid)
+        self._tasks.spawn("stdout", self._read_stdout())
+        self._tasks.spawn("stderr", self._read_stderr())
+        self._tasks.spawn("wait", self._wait())
+
+    def write(self, data: bytes) -> None:
+        proc = self._proc
+        if proc is None or proc.stdin is None or self.state is not AgentState.RUNNING:
+            logger.debug("agent is not running; dropped %d bytes", len(data))
+            return
+        if proc.stdin.is_closing():
+            return
+        proc.stdin.write(data)
+
+    async def drain(self) -> None:
+        proc = self._proc
+        if proc and proc.stdin and not proc.stdin.is_closing():
+            with contextlib.suppress(ConnectionError):
+                await proc.stdin.drain()
+
+    async def _read_stdout(self) -> None:
+        assert self._proc and self._proc.stdout
+        stream = self._proc.stdout
+        while True:
+            data = await stream.read(READ_CHUNK)
+            if not data:
+                return
+            self._on_stdout(data)
+
+    async def _read_stderr(self) -> None:
+        assert self._proc and self._proc.stderr
+        stream = self._proc.stderr
+        window_start = time.monotonic()
+        logged = suppressed = 0
+        pending = b""
+        while True:
+            data = await stream.read(READ_CHUNK)
+            if not data:
+                break
+            lines = (pending + data).split(b"\n")
+            pending = lines.pop()[-STDERR_LINE_MAX:]
+            now = time.monotonic()
+            if now - window_start >= 1.0:
+                if suppressed:
+                    stderr_logger.warning("(%d agent stderr lines not logged: rate limit)", suppressed)
+                window_start, logged, suppressed = now, 0, 0
+            for raw in lines:
+                text = raw[:STDERR_LINE_MAX].decode("utf-8", "replace").rstrip("\r")
+                self.stderr_tail.append(text)
+                if logged < STDERR_LOG_BUDGET_PER_SECOND:
+                    stderr_logger.info("%s", text)
+                    logged += 1
+                else:
+                    suppressed += 1
+        if pending:
+            self.stderr_tail.append(pending.decode("utf-8", "replace"))
+            stderr_logger.info("%s", pending.decode("utf-8", "replace"))
+        if suppressed:
+            stderr_logger.warning("(%d agent stderr lines not logged: rate limit)", suppressed)
+
+    async def _wait(self) -> None:
+        assert self._proc
+        returncode = await self._proc.wait()
+        self.returncode = returncode
+        # Let the readers drain what the agent wrote before it died.
+        await asyncio.sleep(0)
+        self.state = AgentState.EXITED if self._stopping or returncode == 0 else AgentState.FAILED
+        if self.state is AgentState.FAILED:
+            self.failure = f"`{self.describe()}` {describe_returncode(returncode)}"
+        logger.info("agent %s (%s)", self.state.value, describe_returncode(returncode))
+        try:
+            self._on_exit(self)
+        except Exception:
+            logger.exception("agent exit handler failed")
+
+    async def stop(self, grace: float = 1.0) -> None:
+        """Close stdin, then SIGTERM, then SIGKILL the agent's process group."""
+        proc = self._proc
+        self._stopping = True
+        if proc is None:
+            return
+        if proc.returncode is None:
+            if proc.stdin and not proc.stdin.is_closing():
+                proc.stdin.close()
+            if not await self._exited_within(grace):
+                self._signal_group(signal.SIGTERM)
+                if not await self._exited_within(grace):
+                    self._signal_group(signal.SIGKILL)
+                    await self._exited_within(grace)
+        # The leader may be gone while children linger in its group.
+        self._signal_group(signal.SIGKILL)
+        await self._tasks.aclose(timeout=grace)
+
+    async def _exited_within(self, seconds: float) -> bool:
+        assert self._proc
+        try:
+            await asyncio.wait_for(asyncio.shield(self._proc.wait()), seconds)
+            return True
+        except TimeoutError:
+            return False
+
+    def _signal_group(self, sig: int) -> None:
+        if self._proc is None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._proc.pid, sig)
+
+
+def describe_returncode(code: int | None) -> str:
+    if code is None:
+        return "is still running"
+    if code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with status {code}"

@@ -1,0 +1,406 @@
+"""Newline-delimited JSON-RPC 2.0 to the agent, on pygls' own JSON-RPC machinery.
+
+pygls' `JsonRPCProtocol` already does ids, futures, dispatch and cancellation; ACP differs only in
+framing (one JSON object per line, no headers) and in what must be kept raw. So this module adds:
+
+- `AcpProtocol`: a `JsonRPCProtocol` whose messages keep `params`/`result` as the raw JSON (pygls
+  would otherwise rename keys such as `_meta` children), whose handlers come from one table, which
+  answers ACP's `$/cancel_request`, and which writes one line per message.
+- `LineReader`: splits the agent's stdout into lines with a hard size limit, dropping (and
+  reporting) an over-long line instead of growing without bound.
+- `feed_line()`: turns one line into a call on the protocol, answering malformed input with the
+  proper JSON-RPC error where the message had an id, so the connection always lives on.
+
+`session/update` notifications take a fast path straight to their handler: they are most of the
+traffic, and they need neither an id nor a future.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from concurrent.futures import Future
+from typing import Any
+
+import attrs
+import cattrs
+import orjson
+from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
+from pygls.protocol.json_rpc import JsonRPCProtocol
+
+logger = logging.getLogger(__name__)
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+REQUEST_CANCELLED = -32800
+AUTH_REQUIRED = -32000
+RESOURCE_NOT_FOUND = -32002
+
+CANCEL_METHOD = "$/cancel_request"
+SESSION_UPDATE = "session/update"
+
+Handler = Callable[[Any], Awaitable[Any]]
+NotificationHandler = Callable[[Any], None]
+
+
+@attrs.define
+class AcpRequest:
+    id: int | str
+    method: str
+    params: Any = None
+    jsonrpc: str = "2.0"
+
+
+@attrs.define
+class AcpNotification:
+    method: str
+    params: Any = None
+    jsonrpc: str = "2.0"
+
+
+@attrs.define
+class AcpResponse:
+    id: int | str | None
+    result: Any = None
+    jsonrpc: str = "2.0"
+
+
+@attrs.define
+class AcpErrorObject:
+    code: int
+    message: str
+    data: Any = None
+
+
+@attrs.define
+class AcpErrorResponse:
+    id: int | str | None
+    error: AcpErrorObject
+    jsonrpc: str = "2.0"
+
+
+class AcpError(JsonRpcException):
+    """An error answer from the agent, or one acpls sends to it (raised by a handler)."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message=message, code=code, data=data)
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.code})"
+
+    def to_response_error(self) -> AcpErrorObject:  # type: ignore[override]
+        return AcpErrorObject(self.code, self.message, self.data)
+
+
+class _Endpoint:
+    """The minimal "server" object pygls' protocol wants beside it."""
+
+    def __init__(self) -> None:
+        self.thread_pool = None
+
+    def _report_server_error(self, error: Exception, source: Any) -> None:
+        logger.error("ACP handler error (%s): %s", getattr(source, "__name__", source), error)
+
+    report_server_error = _report_server_error
+
+
+def _make_converter() -> cattrs.Converter:
+    converter = cattrs.Converter()
+
+    def unstructure_error_response(msg: AcpErrorResponse) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": msg.error.code, "message": msg.error.message}
+        if msg.error.data is not None:
+            error["data"] = msg.error.data
+        return {"jsonrpc": "2.0", "id": msg.id, "error": error}
+
+    def unstructure_request(msg: AcpRequest) -> dict[str, Any]:
+        out: dict[str, Any] = {"jsonrpc": "2.0", "id": msg.id, "method": msg.method}
+        if msg.params is not None:
+            out["params"] = msg.params
+        return out
+
+    def unstructure_notification(msg: AcpNotification) -> dict[str, Any]:
+        out: dict[str, Any] = {"jsonrpc": "2.0", "method": msg.method}
+        if msg.params is not None:
+            out["params"] = msg.params
+        return out
+
+    converter.register_unstructure_hook(AcpErrorResponse, unstructure_error_response)
+    converter.register_unstructure_hook(AcpRequest, unstructure_request)
+    converter.register_unstructure_hook(AcpNotification, unstructure_notification)
+    converter.register_unstructure_hook(
+        AcpResponse, lambda m: {"jsonrpc": "2.0", "id": m.id, "result": m.result}
+    )
+    return converter
+
+
+def _to_jsonable(value: Any, converter: cattrs.Converter) -> Any:
+    if attrs.has(type(value)):
+        return converter.unstructure(value)
+    return value
+
+
+class AcpProtocol(JsonRPCProtocol):
+    """pygls' JSON-RPC protocol speaking ACP's newline-delimited framing."""
+
+    def __init__(self) -> None:
+        super().__init__(_Endpoint(), _make_converter())  # type: ignore[arg-type]
+        self.handlers: dict[str, Handler] = {}
+        self.notification_handlers: dict[str, NotificationHandler] = {}
+        self._next_id = 0
+        self._write: Callable[[bytes], None] | None = None
+        self.closed = False
+
+    # -- writing -------------------------------------------------------------------------------
+    def attach_writer(self, write: Callable[[bytes], None]) -> None:
+        self._write = write
+
+    def _send_data(self, data: Any) -> None:
+        if self._write is None or self.closed:
+            logger.debug("dropping message to a closed agent connection")
+            return
+        payload = _to_jsonable(data, self._converter)
+        self._write(orjson.dumps(payload, default=_default) + b"\n")
+
+    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        if error is not None:
+            self._send_data(AcpErrorResponse(id=msg_id, error=_error_object(error)))
+        else:
+            self._send_data(AcpResponse(id=msg_id, result=_to_jsonable(result, self._converter)))
+
+    def get_message_type(self, method: str) -> type | None:
+        return AcpRequest
+
+    def get_result_type(self, method: str) -> type | None:
+        return None
+
+    # -- outgoing requests -----------------------------------------------------------------------
+    def send_request(  # type: ignore[override]
+        self,
+        method: str,
+        params: Any | None = None,
+        callback: Callable[[Any], None] | None = None,
+        msg_id: Any = None,
+    ) -> Future[Any]:
+        if msg_id is None:
+            self._next_id += 1
+            msg_id = self._next_id
+        future: Future[Any] = Future()
+        self._request_futures[msg_id] = future
+        self._send_data(AcpRequest(id=msg_id, method=method, params=params))
+        return future
+
+    async def request(self, method: str, params: Any | None = None) -> Any:
+        """Send a request and await its result; `$/cancel_request` is sent if we stop waiting."""
+        self._next_id += 1
+        msg_id = self._next_id
+        future = asyncio.wrap_future(self.send_request(method, params, msg_id=msg_id))
+        try:
+            return await future
+        except asyncio.CancelledError:
+            if self._request_futures.pop(msg_id, None) is not None and not self.closed:
+                self.notify(CANCEL_METHOD, {"requestId": msg_id})
+            raise
+
+    def notify(self, method: str, params: Any | None = None) -> None:
+        self._send_data(AcpNotification(method=method, params=params))
+
+    def fail_pending(self, reason: str) -> None:
+        """The agent is gone: every request still waiting for it gets an error."""
+        self.closed = True
+        futures = list(self._request_futures.items())
+        self._request_futures.clear()
+        for _, future in futures:
+            if not future.done():
+                # Our own outgoing requests are concurrent futures; incoming handler tasks are
+                # asyncio tasks and are cancelled.
+                if isinstance(future, Future):
+                    future.set_exception(AcpError(INTERNAL_ERROR, reason))
+                else:
+                    future.cancel()
+
+    # -- incoming --------------------------------------------------------------------------------
+    def _get_handler(self, feature_name: str) -> Any:
+        handler = self.handlers.get(feature_name)
+        if handler is None:
+            raise JsonRpcMethodNotFound.of(feature_name)
+        return handler
+
+    def _handle_notification(self, method_name: str, params: Any) -> None:
+        if method_name == CANCEL_METHOD:
+            request_id = params.get("requestId") if isinstance(params, Mapping) else None
+            self._handle_cancel_notification(request_id)  # type: ignore[arg-type]
+            return
+        handler = self.notification_handlers.get(method_name)
+        if handler is None:
+            if not method_name.startswith("_"):
+                logger.warning("ignoring notification for unknown method %r", method_name)
+            return
+        try:
+            handler(params)
+        except Exception:
+            logger.exception("notification handler for %s failed", method_name)
+
+    def _handle_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        future = self._request_futures.pop(msg_id, None)
+        if future is None:
+            logger.warning("agent answered request id %r, which acpls never sent (ignored)", msg_id)
+            return
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(AcpError(error.code, error.message, error.data))
+        else:
+            future.set_result(result)
+
+    def feed_line(self, line: bytes) -> None:
+        """Handle one line from the agent. Never raises."""
+        if not line.strip():
+            return
+        try:
+            message = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            logger.error("agent sent a line that is not JSON (%s): %.200r", exc, line)
+            return
+        try:
+            self._dispatch(message)
+        except RecursionError:
+            logger.error("agent sent a message nested too deeply to handle; ignored")
+        except Exception:
+            logger.exception("failed to handle a message from the agent: %.300r", line)
+
+    def _dispatch(self, message: Any) -> None:
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            self._reject(message, "not a JSON-RPC 2.0 object")
+            return
+        method = message.get("method")
+        has_id = "id" in message
+        msg_id = message.get("id")
+        if has_id and not _valid_id(msg_id):
+            self._reject(message, "id must be a string or an integer")
+            return
+        params = message.get("params")
+        if method is not None:
+            if not isinstance(method, str):
+                self._reject(message, "method must be a string")
+                return
+            if params is not None and not isinstance(params, (dict, list)):
+                self._reject(message, "params must be an object or an array")
+                return
+            if not has_id:
+                fast = self.notification_handlers.get(method) if method == SESSION_UPDATE else None
+                if fast is not None:
+                    fast(params)
+                else:
+                    self._handle_notification(method, params)
+                return
+            self._handle_request(msg_id, method, params)  # type: ignore[arg-type]
+            return
+        if not has_id:
+            self._reject(message, "neither a request, a notification nor a response")
+            return
+        if "error" in message:
+            error = message["error"]
+            if not isinstance(error, dict) or not isinstance(error.get("code"), int):
+                error = {"code": INTERNAL_ERROR, "message": f"malformed error object: {error!r}"}
+            obj = AcpErrorObject(error["code"], str(error.get("message", "")), error.get("data"))
+            self._handle_response(msg_id, None, obj)
+        elif "result" in message:
+            self._handle_response(msg_id, message["result"])
+        else:
+            self._reject(message, "a response needs result or error")
+
+    def _reject(self, message: Any, why: str) -> None:
+        logger.error("agent sent an invalid message (%s): %.200r", why, message)
+        if isinstance(message, dict) and _valid_id(message.get("id")) and "method" in message:
+            self._send_data(
+                AcpErrorResponse(
+                    id=message["id"], error=AcpErrorObject(INVALID_REQUEST, f"Invalid request: {why}")
+                )
+            )
+
+
+def _valid_id(value: Any) -> bool:
+    return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
+
+
+def _default(value: Any) -> Any:
+    if attrs.has(type(value)):
+        return attrs.asdict(value)
+    raise TypeError(f"cannot send {type(value).__name__} to the agent")
+
+
+def _error_object(error: Any) -> AcpErrorObject:
+    """pygls hands us its ResponseError; ACP wants a plain {code, message, data?}."""
+    if isinstance(error, AcpErrorObject):
+        return error
+    code = getattr(error, "code", INTERNAL_ERROR)
+    message = getattr(error, "message", str(error))
+    return AcpErrorObject(int(code), str(message), getattr(error, "data", None))
+
+
+class LineReader:
+    """Splits a byte stream into lines, never holding more than `max_line` bytes of one line."""
+
+    def __init__(self, on_line: Callable[[bytes], None], max_line: int) -> None:
+        self._on_line = on_line
+        self._max_line = max_line
+        self._parts: list[bytes] = []
+        self._held = 0
+        self._skipping = False
+        self.dropped_lines = 0
+
+    def feed(self, data: bytes) -> None:
+        start = 0
+        while True:
+            end = data.find(b"\n", start)
+            if end < 0:
+                self._hold(data[start:])
+                return
+            piece = data[start:end]
+            start = end + 1
+            if self._skipping:
+                self._skipping = False
+                continue
+            if self._parts:
+                if self._held + len(piece) > self._max_line:
+                    self._drop()
+                    continue
+                self._parts.append(piece)
+                piece = b"".join(self._parts)
+                self._parts.clear()
+                self._held = 0
+            elif len(piece) > self._max_line:
+                self._drop()
+                continue
+            self._on_line(piece)
+
+    def _hold(self, rest: bytes) -> None:
+        if not rest or self._skipping:
+            return
+        if self._held + len(rest) > self._max_line:
+            self._parts.clear()
+            self._held = 0
+            self._skipping = True
+            self._drop()
+            return
+        self._parts.append(rest)
+        self._held += len(rest)
+
+    def _drop(self) -> None:
+        self.dropped_lines += 1
+        logger.error(
+            "agent sent a line longer than limits.maxLineBytes (%d bytes); it was dropped",
+            self._max_line,
+        )
+
+    def finish(self) -> bytes:
+        """What is left when the stream ends: a half-written line, which is not a message."""
+        rest = b"".join(self._parts)
+        self._parts.clear()
+        self._held = 0
+        return rest

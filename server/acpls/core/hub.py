@@ -1,0 +1,512 @@
+"""The core of acpls: one agent, its sessions, and the editor, wired together.
+
+The hub owns the agent connection (started lazily, restarted after it exits), the sessions it
+created, the terminal store, follow-along and the output pump. LSP handlers call its commands; the
+agent's messages reach it through `routing.UpdateRouter` and `agent_requests.AgentRequests`.
+Nothing here knows pygls: the editor is reached through `ports.EditorPort`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from acpls.acp.connection import AgentConnection
+from acpls.acp.transport import AUTH_REQUIRED, INTERNAL_ERROR, INVALID_PARAMS, AcpError
+from acpls.core import ports
+from acpls.core.pump import FlushScheduler
+from acpls.core.session import Session, Turn
+from acpls.editor import messages as msg
+from acpls.settings import Settings, parse_settings
+from acpls.supervisor import TaskSupervisor
+from acpls.translate.follow import FollowTarget, FollowTracker
+from acpls.translate.session_updates import SessionUpdateNormalizer
+from acpls.translate.terminals import TerminalStore
+from acpls.translate.uris import path_to_uri, uri_to_path
+
+logger = logging.getLogger(__name__)
+
+CANCEL_GRACE_SECONDS = 3.0
+AGENT_START_TIMEOUT = 120.0
+
+
+class CommandError(Exception):
+    """A command the editor sent cannot be carried out; `code` is the JSON-RPC error code."""
+
+    def __init__(self, message: str, code: int = INVALID_PARAMS) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def default_state_dir(environ: Mapping[str, str]) -> Path:
+    base = environ.get("XDG_STATE_HOME") or os.path.join(
+        environ.get("HOME", "/tmp"), ".local", "state"
+    )
+    return Path(base) / "acpls"
+
+
+class Hub:
+    def __init__(
+        self,
+        editor: ports.EditorPort,
+        *,
+        environ: Mapping[str, str] | None = None,
+        state_dir: Path | None = None,
+    ) -> None:
+        self.editor = editor
+        self.environ = dict(environ if environ is not None else os.environ)
+        self.state_dir = state_dir or default_state_dir(self.environ)
+        self.settings = Settings()
+        self.tasks = TaskSupervisor("hub")
+        self.sessions: dict[str, Session] = {}
+        self.current_session_id: str | None = None
+        self.terminals = TerminalStore(scrollback_bytes=self.settings.scrollback_bytes)
+        self.follow = FollowTracker(enabled=self.settings.follow_enabled)
+        self._follow_timer: asyncio.TimerHandle | None = None
+        self._conn: AgentConnection | None = None
+        self._agent_lock = asyncio.Lock()
+        self._restart_key = self.settings.agent_restart_key()
+        self._closing = False
+        self.pump = FlushScheduler(self._flush)
+        # Imported here to keep the modules' import graph one-directional.
+        from acpls.core.agent_requests import AgentRequests
+        from acpls.core.routing import UpdateRouter
+
+        self.router = UpdateRouter(self)
+        self.agent_requests = AgentRequests(self)
+
+    # -- settings --------------------------------------------------------------------------------
+    def configure(self, raw: Any) -> list[str]:
+        settings, problems = parse_settings(raw, self.settings)
+        self.settings = settings
+        if self.follow.enabled != settings.follow_enabled:
+            self.set_follow(settings.follow_enabled)
+        self.terminals.configure(
+            scrollback_bytes=settings.scrollback_bytes,
+            sanitize=not settings.raw_terminal_output,
+        )
+        for problem in problems:
+            logger.warning("settings: %s", problem)
+        return problems
+
+    # -- the agent -------------------------------------------------------------------------------
+    async def agent(self) -> AgentConnection:
+        """The running agent, started (or restarted) on first need."""
+        async with self._agent_lock:
+            conn = self._conn
+            if conn is not None and conn.alive and self._restart_key == self._current_key():
+                return conn
+            if conn is not None:
+                await self._stop_agent(conn, reason="settings changed" if conn.alive else None)
+            return await self._start_agent()
+
+    def _current_key(self) -> Any:
+        return self.settings.agent_restart_key()
+
+    async def _start_agent(self) -> AgentConnection:
+        spec = self.settings.agent
+        cwd = self.workspace_root()
+        conn = AgentConnection(
+            spec.argv,
+            cwd=cwd,
+            env=self.settings.agent_env(self.environ),
+            max_line_bytes=self.settings.max_line_bytes,
+            on_exit=self._agent_exited,
+        )
+        self.agent_requests.register(conn)
+        conn.register({}, {"session/update": self.router.on_session_update})
+        self._restart_key = self._current_key()
+        self._conn = conn
+        self._status("starting")
+        try:
+            await asyncio.wait_for(
+                conn.open(self.settings.protocol_version), AGENT_START_TIMEOUT
+            )
+        except (AcpError, OSError, TimeoutError) as exc:
+            detail = exc.message if isinstance(exc, AcpError) else str(exc) or type(exc).__name__
+            message = f"acpls: the agent {spec.name} could not start: {detail}"
+            if conn.process.returncode is not None or conn.process.failure:
+                message += f"\n{conn.exit_message()}"
+            self._conn = None
+            await conn.close()
+            self._status("failed", message)
+            self.editor.show_message(ports.MESSAGE_ERROR, message)
+            raise CommandError(message, INTERNAL_ERROR) from exc
+        self._status("running")
+        return conn
+
+    async def _stop_agent(self, conn: AgentConnection, reason: str | None) -> None:
+        if reason:
+            logger.info("stopping the agent: %s", reason)
+        self._conn = None
+        self._forget_sessions(f"the agent stopped ({reason or 'exited'})")
+        await conn.close()
+        await self.agent_requests.close_all()
+
+    def _agent_exited(self, conn: AgentConnection) -> None:
+        if conn is not self._conn or self._closing:
+            return
+        message = f"acpls: the agent {self.settings.agent.name} stopped: {conn.exit_message()}"
+        self._status("failed" if conn.process.failure else "exited", message)
+        self.editor.show_message(ports.MESSAGE_ERROR, message)
+        self._conn = None
+        self._forget_sessions(message)
+        self.tasks.spawn("release-client-terminals", self.agent_requests.close_all())
+
+    def _forget_sessions(self, reason: str) -> None:
+        for session in self.sessions.values():
+            self._fail_turn(session, reason)
+            self.agent_requests.cancel_permissions(session)
+        self.sessions.clear()
+        self.current_session_id = None
+
+    def _fail_turn(self, session: Session, reason: str) -> None:
+        if session.turn is not None and not session.turn.done.done():
+            session.turn.done.set_exception(CommandError(reason, INTERNAL_ERROR))
+
+    def _status(self, state: str, message: str | None = None) -> None:
+        if not self.editor.custom_mode:
+            return
+        conn = self._conn
+        self.editor.notify(
+            msg.AGENT_STATUS,
+            msg.AgentStatusParams(
+                state=state,
+                agent=self.settings.agent.name,
+                command=self.settings.agent.argv,
+                protocolVersion=conn.version if conn and state == "running" else None,
+                agentInfo=(conn.agent_info or None) if conn and state == "running" else None,
+                message=message,
+            ),
+        )
+
+    async def restart_agent(self) -> None:
+        async with self._agent_lock:
+            if self._conn is not None:
+                await self._stop_agent(self._conn, reason="restart requested")
+        await self.agent()
+
+    # -- sessions --------------------------------------------------------------------------------
+    def workspace_root(self) -> str:
+        roots = self.editor.workspace_roots
+        return roots[0] if roots else os.getcwd()
+
+    def session(self, session_id: Any, *, create_ok: bool = False) -> Session | None:
+        if session_id is None:
+            session_id = self.current_session_id
+            if session_id is None:
+                if create_ok:
+                    return None
+                raise CommandError("there is no session yet: start one with acpls.newSession")
+        if not isinstance(session_id, str):
+            raise CommandError("sessionId must be a string")
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise CommandError(f"unknown session {session_id!r}")
+        return session
+
+    def _register_session(self, session_id: str, cwd: str, response: dict[str, Any]) -> Session:
+        conn = self._conn
+        version = conn.version if conn else 1
+        session = Session(id=session_id, cwd=cwd, normalizer=SessionUpdateNormalizer(version))
+        self.sessions[session_id] = session
+        self.current_session_id = session_id
+        self.router.session_started(session, response)
+        return session
+
+    async def new_session(self, cwd: str | None = None) -> Session:
+        cwd = cwd or self.workspace_root()
+        if not os.path.isabs(cwd):
+            raise CommandError(f"cwd must be an absolute path, got {cwd!r}")
+        conn = await self.agent()
+        params: dict[str, Any] = {"cwd": cwd, "mcpServers": list(self.settings.mcp_servers)}
+        result = await self.with_auth(conn, "session/new", params)
+        if not isinstance(result, dict) or not isinstance(result.get("sessionId"), str):
+            raise CommandError(f"the agent answered session/new with {result!r}", INTERNAL_ERROR)
+        return self._register_session(result["sessionId"], cwd, result)
+
+    async def load_session(self, session_id: str, cwd: str | None = None) -> Session:
+        if not isinstance(session_id, str):
+            raise CommandError("sessionId must be a string")
+        cwd = cwd or self.workspace_root()
+        conn = await self.agent()
+        mcp = list(self.settings.mcp_servers)
+        if session_id in self.sessions:
+            return self.sessions[session_id]
+        session = self._register_session(session_id, cwd, {})
+        session.normalizer.replay_mode(True)
+        try:
+            if conn.session_capability("load") and conn.version == 1:
+                params = {"sessionId": session_id, "cwd": cwd, "mcpServers": mcp}
+                result = await self.with_auth(conn, "session/load", params)
+            elif conn.session_capability("resume"):
+                params = {"sessionId": session_id, "cwd": cwd, "mcpServers": mcp}
+                if conn.version == 2:
+                    params["replayFrom"] = {"type": "start"}
+                result = await self.with_auth(conn, "session/resume", params)
+            else:
+                raise CommandError("the agent cannot load or resume sessions")
+        except BaseException:
+            self.sessions.pop(session_id, None)
+            raise
+        finally:
+            session.normalizer.replay_mode(False)
+        self.router.session_started(session, result if isinstance(result, dict) else {})
+        self.pump.flush_now()
+        return session
+
+    async def list_sessions(self, cwd: str | None, cursor: str | None) -> dict[str, Any]:
+        conn = await self.agent()
+        if not conn.session_capability("list"):
+            raise CommandError("the agent does not list sessions")
+        params: dict[str, Any] = {}
+        if cwd:
+            params["cwd"] = cwd
+        if cursor:
+            params["cursor"] = cursor
+        result = await self.with_auth(conn, "session/list", params)
+        return result if isinstance(result, dict) else {"sessions": []}
+
+    def session_summaries(self) -> dict[str, Any]:
+        sessions = [
+            {"sessionId": s.id, "title": s.title, "active": s.turn is not None}
+            for s in self.sessions.values()
+        ]
+        out: dict[str, Any] = {"sessions": [{k: v for k, v in s.items() if v is not None} for s in sessions]}
+        if self.current_session_id:
+            out["current"] = self.current_session_id
+        return out
+
+    # -- authentication ----------------------------------------------------------------------------
+    async def with_auth(self, conn: AgentConnection, method: str, params: Any) -> Any:
+        """Send a request; on "authentication required", ask the user to sign in and retry once."""
+        try:
+            return await conn.request(method, params)
+        except AcpError as exc:
+            if exc.code != AUTH_REQUIRED:
+                raise
+            if not await self.authenticate(conn, None, reason=exc.message):
+                raise CommandError(self._auth_message(conn, exc.message), AUTH_REQUIRED) from exc
+        return await conn.request(method, params)
+
+    def _auth_message(self, conn: AgentConnection, reason: str) -> str:
+        names = ", ".join(m.get("name", m.get("methodId", "?")) for m in conn.auth_methods)
+        offered = f" It offers: {names} (run acpls.authenticate)." if names else ""
+        return f"authentication required: the agent says {reason!r}.{offered}"
+
+    async def authenticate(
+        self, conn: AgentConnection | None, method_id: str | None, reason: str = ""
+    ) -> bool:
+        conn = conn or await self.agent()
+        methods = conn.auth_methods
+        if method_id is None:
+            if not methods:
+                return False
+            names = [str(m.get("name") or m.get("methodId")) for m in methods]
+            text = f"The agent {self.settings.agent.name} needs you to sign in"
+            text += f" ({reason})." if reason else "."
+            try:
+                choice = await self.editor.show_message_request(ports.MESSAGE_WARNING, text, names)
+            except Exception:
+                logger.exception("asking the editor to pick a sign-in method failed")
+                choice = None
+            if choice is None or choice not in names:
+                return False
+            method_id = str(methods[names.index(choice)].get("methodId"))
+        method = "authenticate" if conn.version == 1 else "auth/login"
+        try:
+            await conn.request(method, {"methodId": method_id})
+        except AcpError as exc:
+            self.editor.show_message(ports.MESSAGE_ERROR, f"acpls: sign-in failed: {exc.message}")
+            return False
+        return True
+
+    # -- the turn ------------------------------------------------------------------------------
+    async def prompt(
+        self, session_id: Any, text: str, context: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        session = self.session(session_id, create_ok=True) or await self.new_session()
+        if session.turn is not None:
+            raise CommandError(
+                f"session {session.id} is already running a turn; cancel it first", INVALID_PARAMS
+            )
+        conn = await self.agent()
+        blocks = self.router.prompt_blocks(conn, text, context)
+        loop = asyncio.get_running_loop()
+        turn = Turn(done=loop.create_future())
+        session.turn = turn
+        self.current_session_id = session.id
+        self.router.turn_started(session, text)
+        request = self.tasks.spawn(
+            f"prompt:{session.id}", self._send_prompt(conn, session, turn, blocks)
+        )
+        try:
+            stop_reason = await turn.done
+        finally:
+            if not request.done():
+                request.cancel()
+            session.turn = None
+            self.agent_requests.cancel_permissions(session)
+        self.router.turn_ended(session, stop_reason, "".join(turn.reply))
+        self.pump.flush_now()
+        return {"sessionId": session.id, "stopReason": stop_reason}
+
+    async def _send_prompt(
+        self, conn: AgentConnection, session: Session, turn: Turn, blocks: list[dict[str, Any]]
+    ) -> None:
+        params = {"sessionId": session.id, "prompt": blocks}
+        try:
+            result = await self.with_auth(conn, "session/prompt", params)
+        except (AcpError, CommandError) as exc:
+            if not turn.done.done():
+                code = exc.code if isinstance(exc, (AcpError, CommandError)) else INTERNAL_ERROR
+                text = exc.message if isinstance(exc, AcpError) else str(exc)
+                turn.done.set_exception(CommandError(text, code))
+            return
+        if conn.version == 1 and not turn.done.done():
+            stop = result.get("stopReason") if isinstance(result, dict) else None
+            turn.done.set_result(stop if isinstance(stop, str) else "end_turn")
+
+    async def cancel(self, session_id: Any) -> None:
+        session = self.session(session_id)
+        assert session is not None
+        self.agent_requests.cancel_permissions(session)
+        conn = self._conn
+        if conn is not None and conn.alive:
+            conn.notify("session/cancel", {"sessionId": session.id})
+        turn = session.turn
+        if turn is None or turn.cancel_requested:
+            return
+        turn.cancel_requested = True
+        self.tasks.spawn(f"cancel-guard:{session.id}", self._end_unanswered_turn(turn))
+
+    async def _end_unanswered_turn(self, turn: Turn) -> None:
+        """An agent that ignores session/cancel must not keep the editor's turn open forever."""
+        try:
+            await asyncio.wait_for(asyncio.shield(turn.done), CANCEL_GRACE_SECONDS)
+        except TimeoutError:
+            if not turn.done.done():
+                logger.warning("the agent did not end the turn after cancel; ending it here")
+                turn.done.set_result("cancelled")
+        except Exception:  # the turn ended with an error: nothing to do
+            return
+
+    # -- modes and config ------------------------------------------------------------------------
+    async def set_mode(self, session_id: Any, mode_id: Any) -> None:
+        if not isinstance(mode_id, str):
+            raise CommandError("modeId must be a string")
+        session = self.session(session_id)
+        assert session is not None
+        conn = await self.agent()
+        if conn.version == 1:
+            await conn.request("session/set_mode", {"sessionId": session.id, "modeId": mode_id})
+            self.router.mode_changed(session, mode_id)
+            return
+        # ACP v2 has no modes: the mode is a config option of category "mode".
+        config_id = self.router.mode_config_id(session)
+        if config_id is None:
+            raise CommandError("the agent offers no mode to set")
+        await self.set_config_option(session.id, config_id, mode_id)
+
+    async def set_config_option(self, session_id: Any, config_id: Any, value: Any) -> dict:
+        if not isinstance(config_id, str):
+            raise CommandError("configId must be a string")
+        session = self.session(session_id)
+        assert session is not None
+        conn = await self.agent()
+        params: dict[str, Any] = {"sessionId": session.id, "configId": config_id, "value": value}
+        if conn.version == 2 or isinstance(value, bool):
+            params["type"] = "boolean" if isinstance(value, bool) else "id"
+        result = await conn.request("session/set_config_option", params)
+        options = result.get("configOptions") if isinstance(result, dict) else None
+        if isinstance(options, list):
+            self.router.config_changed(session, options)
+        return {"configOptions": options or []}
+
+    # -- follow ----------------------------------------------------------------------------------
+    def set_follow(self, enabled: bool, reason: str = "command") -> None:
+        self.follow.set_enabled(enabled)
+        if self._follow_timer is not None and not enabled:
+            self._follow_timer.cancel()
+            self._follow_timer = None
+        self._follow_state(reason)
+
+    def _follow_state(self, reason: str) -> None:
+        if self.editor.custom_mode:
+            self.editor.notify(
+                msg.FOLLOW_STATE, msg.FollowStateParams(enabled=self.follow.active, reason=reason)  # type: ignore[arg-type]
+            )
+
+    def user_edited(self) -> None:
+        if self.follow.pause_for_user_edit():
+            self._follow_state("userEdit")
+            if not self.editor.custom_mode:
+                self.editor.show_message(
+                    ports.MESSAGE_INFO,
+                    "acpls: follow paused because you are editing; run acpls.setFollow to resume.",
+                )
+
+    def move_follow(self, target: FollowTarget) -> None:
+        send, wake_at = self.follow.offer(target, time.monotonic())
+        if send is not None:
+            self._send_follow(send)
+        elif wake_at is not None and self._follow_timer is None:
+            loop = asyncio.get_running_loop()
+            delay = max(wake_at - time.monotonic(), 0.0)
+            self._follow_timer = loop.call_later(delay, self._follow_due)
+
+    def _follow_due(self) -> None:
+        self._follow_timer = None
+        target = self.follow.due(time.monotonic())
+        if target is not None:
+            self._send_follow(target)
+
+    def _send_follow(self, target: FollowTarget) -> None:
+        try:
+            uri = path_to_uri(target.path)
+        except ValueError:
+            logger.warning("not following to %r: not an absolute path", target.path)
+            return
+        if self.editor.custom_mode:
+            self.editor.notify(
+                msg.FOLLOW_AGENT,
+                msg.FollowAgentParams(
+                    sessionId=target.session_id,
+                    toolCallId=target.tool_call_id,
+                    uri=uri,
+                    range=target.lsp_range(),
+                    kind=target.kind,
+                ),
+            )
+        elif self.editor.supports_show_document:
+            self.tasks.spawn("show-document", self.editor.show_document(uri, target.lsp_range()))
+
+    # -- output pump -----------------------------------------------------------------------------
+    def _flush(self) -> None:
+        self.router.flush()
+
+    # -- shutdown --------------------------------------------------------------------------------
+    async def aclose(self) -> None:
+        self._closing = True
+        self.pump.close()
+        if self._follow_timer is not None:
+            self._follow_timer.cancel()
+        for session in self.sessions.values():
+            self._fail_turn(session, "acpls is shutting down")
+            self.agent_requests.cancel_permissions(session)
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            await conn.close()
+        await self.agent_requests.close_all()
+        await self.tasks.aclose()
+
+    def path_of(self, uri: str) -> str:
+        try:
+            return uri_to_path(uri)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc

@@ -1,0 +1,58 @@
+"""What the core needs from the editor side, as an interface.
+
+The core knows ACP and acpls' rules; it does not know pygls. `editor/port.py` implements this
+over the LSP connection, and tests can implement it in memory.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+MESSAGE_ERROR = 1
+MESSAGE_WARNING = 2
+MESSAGE_INFO = 3
+MESSAGE_LOG = 4
+
+
+class EditorPort(Protocol):
+    @property
+    def custom_mode(self) -> bool:
+        """The editor speaks the acpls/* protocol (capabilities.experimental.acpls)."""
+        ...
+
+    @property
+    def supports_show_document(self) -> bool: ...
+
+    @property
+    def supports_create_file(self) -> bool: ...
+
+    @property
+    def workspace_roots(self) -> list[str]: ...
+
+    def notify(self, method: str, params: Any) -> None:
+        """Send an acpls/* notification (an attrs message from editor/messages.py)."""
+        ...
+
+    async def request(self, method: str, params: Any, msg_id: str) -> Any:
+        """Send an acpls/* request with the given id (so it can be cancelled) and await its result."""
+        ...
+
+    def cancel_request(self, msg_id: str) -> None:
+        """Tell the editor a request it was sent is no longer wanted ($/cancelRequest)."""
+        ...
+
+    def show_message(self, level: int, text: str) -> None: ...
+
+    async def show_message_request(
+        self, level: int, message: str, actions: list[str]
+    ) -> str | None: ...
+
+    async def show_document(self, uri: str, selection: dict[str, Any] | None) -> None: ...
+
+    async def apply_edit(self, edit: dict[str, Any], label: str) -> tuple[bool, str | None]:
+        """workspace/applyEdit; returns (applied, failure reason)."""
+        ...
+
+    def document_text(self, uri: str) -> str | None:
+        """The editor's synced text of an open document (unsaved changes included)."""
+        ...

@@ -1,0 +1,299 @@
+"""Where each ACP session update goes: the editor, the terminal store, follow, the transcript.
+
+`on_session_update` is the hot path (most of the agent's traffic): terminal output chunks go
+straight to the terminal store, everything else through the session's normaliser. What reaches the
+editor waits in the session's queue until the pump flushes it (core/pump.py).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from acpls.core.pump import UpdateQueue
+from acpls.editor import messages as msg
+from acpls.services.transcript import Transcript
+from acpls.translate.follow import FollowTarget, is_subagent_tool_call
+from acpls.translate.uris import path_to_uri
+
+if TYPE_CHECKING:
+    from acpls.acp.connection import AgentConnection
+    from acpls.core.hub import Hub
+    from acpls.core.session import Session
+
+logger = logging.getLogger(__name__)
+
+EARLY_UPDATES_PER_SESSION = 1000
+
+
+class UpdateRouter:
+    def __init__(self, hub: Hub) -> None:
+        self.hub = hub
+        # Updates for a session id acpls has not registered yet (legal before session/new answers).
+        self._early: dict[str, list[dict[str, Any]]] = {}
+        self._transcripts: dict[str, Transcript] = {}
+
+    # -- the hot path ----------------------------------------------------------------------------
+    def on_session_update(self, params: Any) -> None:
+        if not isinstance(params, dict):
+            logger.error("session/update without an object as params: %.200r", params)
+            return
+        session_id, update = params.get("sessionId"), params.get("update")
+        if not isinstance(session_id, str) or not isinstance(update, dict):
+            logger.error("session/update without sessionId or update: %.200r", params)
+            return
+        session = self.hub.sessions.get(session_id)
+        if session is None:
+            self._keep_early(session_id, update)
+            return
+        self.route(session, update)
+        self.hub.pump.poke()
+
+    def _keep_early(self, session_id: str, update: dict[str, Any]) -> None:
+        early = self._early.setdefault(session_id, [])
+        if len(early) >= EARLY_UPDATES_PER_SESSION:
+            if len(early) == EARLY_UPDATES_PER_SESSION:
+                logger.warning("dropping updates for unknown session %r", session_id)
+            return
+        early.append(update)
+
+    def route(self, session: Session, update: dict[str, Any]) -> None:
+        kind = update.get("sessionUpdate")
+        terminals = self.hub.terminals
+        if kind == "terminal_output_chunk":
+            terminal_id, data = update.get("terminalId"), update.get("data")
+            if isinstance(terminal_id, str) and isinstance(data, str):
+                terminals.append_chunk(session.id, terminal_id, data)
+            else:
+                logger.error("terminal_output_chunk without terminalId or data: %.200r", update)
+            return
+        normalized = session.normalizer.normalize(update)
+        if normalized.terminal_update is not None:
+            terminals.apply_update(session.id, normalized.terminal_update)
+        if normalized.terminal_chunk is not None:
+            terminals.append_chunk(session.id, *normalized.terminal_chunk)
+        applied = normalized.tool_call
+        if applied is not None:
+            self._tool_call_applied(session, applied)
+        for editor_update in normalized.editor_updates:
+            self._to_editor(session, editor_update)
+
+    def merge_tool_call(self, session: Session, raw: dict[str, Any]) -> dict[str, Any]:
+        """A tool call carried by a permission request is an upsert of that tool call."""
+        normalized = session.normalizer.normalize({**raw, "sessionUpdate": "tool_call_update"})
+        for editor_update in normalized.editor_updates:
+            self._to_editor(session, editor_update)
+        self.hub.pump.poke()
+        if normalized.tool_call is None:
+            return dict(raw)
+        self._tool_call_applied(session, normalized.tool_call)
+        return normalized.tool_call.state.to_editor()
+
+    def _tool_call_applied(self, session: Session, applied: Any) -> None:
+        state = applied.state.to_editor()
+        tool_call_id = state.get("toolCallId", "")
+        for terminal_id in applied.terminal_ids:
+            self.hub.terminals.set_tool_call(session.id, terminal_id, tool_call_id)
+        meta = state.get("_meta")
+        if isinstance(meta, dict) and any(k.startswith("terminal_") for k in meta):
+            self.hub.terminals.apply_v1_meta(session.id, tool_call_id, meta)
+        if applied.new_locations and session.top_level and not is_subagent_tool_call(state):
+            location = applied.new_locations[-1]
+            self.hub.move_follow(
+                FollowTarget(
+                    session_id=session.id,
+                    tool_call_id=tool_call_id,
+                    path=location.path,
+                    line=location.line,
+                    kind=state.get("kind"),
+                )
+            )
+        self.hub.agent_requests.tool_call_seen(session, state, applied)
+
+    def _to_editor(self, session: Session, update: dict[str, Any]) -> None:
+        kind = update.get("sessionUpdate")
+        turn = session.turn
+        if kind == "message_chunk" and turn is not None and update.get("role") == "agent":
+            content = update.get("content")
+            if isinstance(content, dict) and isinstance(content.get("text"), str):
+                turn.reply.append(content["text"])
+        elif kind == "state":
+            self._state_changed(session, update)
+        elif kind == "session_info" and isinstance(update.get("title"), str):
+            session.title = update["title"]
+        elif kind == "modes":
+            session.modes = update
+        elif kind == "config_options":
+            session.config_options = update.get("configOptions")
+        elif kind == "available_commands":
+            session.available_commands = update.get("availableCommands")
+        if self.hub.editor.custom_mode:
+            session.queue.add(update)
+        transcript = self._transcripts.get(session.id)
+        if transcript is not None:
+            transcript.add_update(update)
+
+    def _state_changed(self, session: Session, update: dict[str, Any]) -> None:
+        turn = session.turn
+        if update.get("state") != "idle" or turn is None or turn.done.done():
+            return
+        if session.normalizer.version != 2:
+            return
+        stop = update.get("stopReason")
+        turn.done.set_result(stop if isinstance(stop, str) else "end_turn")
+
+    # -- session life ----------------------------------------------------------------------------
+    def session_started(self, session: Session, response: dict[str, Any]) -> None:
+        for update in initial_updates(response):
+            self.route(session, update)
+        if session.id not in self._transcripts:
+            self._transcripts[session.id] = Transcript.create(
+                self.hub.state_dir, session.id, self.hub.settings.agent.name
+            )
+        for update in self._early.pop(session.id, []):
+            self.route(session, update)
+        self.hub.pump.poke()
+
+    def turn_started(self, session: Session, text: str) -> None:
+        transcript = self._transcripts.get(session.id)
+        if transcript is not None:
+            transcript.user_prompt(text)
+        for update in session.normalizer.begin_turn():
+            self._to_editor(session, update)
+        self.hub.pump.poke()
+
+    def turn_ended(self, session: Session, stop_reason: str, reply: str) -> None:
+        for update in session.normalizer.end_turn(stop_reason):
+            self._to_editor(session, update)
+        self.hub.follow.end_turn()
+        transcript = self._transcripts.get(session.id)
+        if transcript is not None:
+            transcript.turn_ended(stop_reason)
+        if not self.hub.editor.custom_mode:
+            first_line = next((ln for ln in reply.splitlines() if ln.strip()), "")
+            summary = f"acpls: {self.hub.settings.agent.name} finished ({stop_reason})"
+            self.hub.editor.show_message(3, f"{summary}: {first_line[:200]}" if first_line else summary)
+
+    def transcript_uri(self, session: Session) -> str:
+        transcript = self._transcripts.get(session.id)
+        if transcript is None:
+            transcript = Transcript.create(self.hub.state_dir, session.id, self.hub.settings.agent.name)
+            self._transcripts[session.id] = transcript
+        transcript.flush()
+        return path_to_uri(str(transcript.path))
+
+    def mode_changed(self, session: Session, mode_id: str) -> None:
+        self.route(session, {"sessionUpdate": "current_mode_update", "currentModeId": mode_id})
+        self.hub.pump.poke()
+
+    def config_changed(self, session: Session, options: list[Any]) -> None:
+        self.route(session, {"sessionUpdate": "config_option_update", "configOptions": options})
+        self.hub.pump.poke()
+
+    def mode_config_id(self, session: Session) -> str | None:
+        for option in session.config_options or []:
+            if isinstance(option, dict) and option.get("category") == "mode":
+                config_id = option.get("configId") or option.get("id")
+                return config_id if isinstance(config_id, str) else None
+        return None
+
+    # -- prompts ---------------------------------------------------------------------------------
+    def prompt_blocks(
+        self, conn: AgentConnection, text: str, context: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": text}]
+        embedded = conn.prompt_capability("embeddedContext")
+        for item in context:
+            blocks.append(self._context_block(item, embedded))
+        return blocks
+
+    def _context_block(self, item: dict[str, Any], embedded: bool) -> dict[str, Any]:
+        uri = item["uri"]
+        text = self.hub.editor.document_text(uri)
+        path = self.hub.path_of(uri)
+        if text is None:
+            try:
+                with open(path, encoding="utf-8", errors="replace") as handle:
+                    text = handle.read()
+            except OSError as exc:
+                from acpls.core.hub import CommandError
+
+                raise CommandError(f"cannot read context {uri}: {exc.strerror}") from exc
+        selection = item.get("range")
+        if selection is not None:
+            text = _slice_lines(text, selection)
+            uri = f"{uri}#L{selection['start']['line'] + 1}-{selection['end']['line'] + 1}"
+        if embedded:
+            return {"type": "resource", "resource": {"uri": uri, "text": text}}
+        name = path.rsplit("/", 1)[-1]
+        return {"type": "resource_link", "uri": uri, "name": name}
+
+    # -- delivery --------------------------------------------------------------------------------
+    def flush(self) -> None:
+        hub = self.hub
+        editor = hub.editor
+        if editor.custom_mode:
+            for session in list(hub.sessions.values()):
+                self._flush_queue(session.id, session.queue)
+            for state in hub.terminals.take_state_changes():
+                editor.notify(msg.TERMINAL_UPDATE, _terminal_update(state))
+            for batch in hub.terminals.take_output():
+                editor.notify(
+                    msg.TERMINAL_OUTPUT,
+                    msg.TerminalOutputParams(
+                        sessionId=batch.session_id,
+                        terminalId=batch.terminal_id,
+                        text=batch.text,
+                        reset=True if batch.reset else None,
+                    ),
+                )
+        else:
+            hub.terminals.take_state_changes()
+            for batch in hub.terminals.take_output():
+                transcript = self._transcripts.get(batch.session_id)
+                if transcript is not None:
+                    transcript.terminal_output(batch.terminal_id, batch.text)
+        for transcript in self._transcripts.values():
+            transcript.flush()
+
+    def _flush_queue(self, session_id: str, queue: UpdateQueue) -> None:
+        if not queue:
+            return
+        notify = self.hub.editor.notify
+        for update in queue.take():
+            notify(msg.SESSION_UPDATE, msg.SessionUpdateParams(sessionId=session_id, update=update))
+
+    def close(self) -> None:
+        for transcript in self._transcripts.values():
+            transcript.close()
+        self._transcripts.clear()
+
+
+def _terminal_update(state: Any) -> msg.TerminalUpdateParams:
+    data = state.to_editor()
+    return msg.TerminalUpdateParams(**data)
+
+
+def _slice_lines(text: str, selection: dict[str, Any]) -> str:
+    lines = text.splitlines(keepends=True)
+    start = selection["start"]["line"]
+    end = selection["end"]["line"]
+    if selection["end"].get("character", 0) == 0 and end > start:
+        end -= 1
+    return "".join(lines[start : end + 1])
+
+
+def initial_updates(response: dict[str, Any]) -> list[dict[str, Any]]:
+    """What a session/new (load, resume) response says, as the session updates that say the same."""
+    updates: list[dict[str, Any]] = []
+    modes = response.get("modes")
+    if isinstance(modes, dict):
+        updates.append({"sessionUpdate": "current_mode_update", "_acplsModes": modes,
+                        "currentModeId": modes.get("currentModeId")})
+    if isinstance(response.get("configOptions"), list):
+        updates.append({"sessionUpdate": "config_option_update",
+                        "configOptions": response["configOptions"]})
+    if isinstance(response.get("availableCommands"), list):
+        updates.append({"sessionUpdate": "available_commands_update",
+                        "availableCommands": response["availableCommands"]})
+    return updates

@@ -1,0 +1,46 @@
+"""A session as acpls holds it: translation state, the turn in progress, pending prompts."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import attrs
+
+from acpls.core.pump import UpdateQueue
+from acpls.translate.session_updates import SessionUpdateNormalizer
+
+
+@attrs.define
+class PendingPermission:
+    request_key: int
+    options: list[dict[str, Any]]
+    answer: asyncio.Future[dict[str, Any]]
+    editor_msg_id: str | None = None
+
+
+@attrs.define
+class Turn:
+    """One prompt turn. v1 ends it with the prompt response; v2 with `state_update` idle."""
+
+    done: asyncio.Future[str]
+    cancel_requested: bool = False
+    reply: list[str] = attrs.Factory(list)
+
+
+@attrs.define
+class Session:
+    id: str
+    cwd: str
+    normalizer: SessionUpdateNormalizer
+    top_level: bool = True
+    title: str | None = None
+    queue: UpdateQueue = attrs.Factory(UpdateQueue)
+    turn: Turn | None = None
+    pending_permissions: dict[int, PendingPermission] = attrs.Factory(dict)
+    modes: dict[str, Any] | None = None
+    config_options: list[Any] | None = None
+    available_commands: list[Any] | None = None
+
+    def reply_text(self) -> str:
+        return "".join(self.turn.reply) if self.turn else ""

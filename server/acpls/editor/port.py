@@ -1,0 +1,153 @@
+"""The editor, as the core sees it (`core.ports.EditorPort`), over pygls' LSP connection."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+if TYPE_CHECKING:
+    from acpls.server import AcplsServer
+
+logger = logging.getLogger(__name__)
+
+
+class LspEditorPort:
+    def __init__(self, server: AcplsServer) -> None:
+        self._server = server
+        # URIs acpls is editing right now: their didChange is ours, not the user's.
+        self.own_edits: dict[str, int] = {}
+
+    # -- capabilities ----------------------------------------------------------------------------
+    @property
+    def _caps(self) -> types.ClientCapabilities | None:
+        try:
+            return self._server.client_capabilities
+        except (AttributeError, RuntimeError):
+            return None
+
+    @property
+    def custom_mode(self) -> bool:
+        caps = self._caps
+        experimental = getattr(caps, "experimental", None) if caps else None
+        return isinstance(experimental, dict) and isinstance(experimental.get("acpls"), dict)
+
+    @property
+    def supports_show_document(self) -> bool:
+        caps = self._caps
+        window = caps.window if caps else None
+        return bool(window and window.show_document and window.show_document.support)
+
+    @property
+    def supports_create_file(self) -> bool:
+        caps = self._caps
+        workspace = caps.workspace if caps else None
+        edit = workspace.workspace_edit if workspace else None
+        ops = edit.resource_operations if edit else None
+        return bool(ops and types.ResourceOperationKind.Create in ops)
+
+    @property
+    def workspace_roots(self) -> list[str]:
+        return self._server.workspace_roots()
+
+    # -- messages --------------------------------------------------------------------------------
+    def notify(self, method: str, params: Any) -> None:
+        self._server.protocol.notify(method, params)
+
+    async def request(self, method: str, params: Any, msg_id: str) -> Any:
+        future = self._server.protocol.send_request(method, params, msg_id=msg_id)
+        return await asyncio.wrap_future(future)
+
+    def cancel_request(self, msg_id: str) -> None:
+        future = self._server.protocol._request_futures.pop(msg_id, None)
+        if future is not None and not future.done():
+            future.cancel()
+        self._server.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+
+    def show_message(self, level: int, text: str) -> None:
+        self._server.window_show_message(
+            types.ShowMessageParams(type=types.MessageType(level), message=text)
+        )
+
+    async def show_message_request(
+        self, level: int, message: str, actions: list[str]
+    ) -> str | None:
+        result = await self._server.window_show_message_request_async(
+            types.ShowMessageRequestParams(
+                type=types.MessageType(level),
+                message=message,
+                actions=[types.MessageActionItem(title=a) for a in actions],
+            )
+        )
+        return getattr(result, "title", None) if result is not None else None
+
+    async def show_document(self, uri: str, selection: dict[str, Any] | None) -> None:
+        if not uri.startswith("file:///"):
+            logger.warning("refusing to show a non-file URI: %s", uri)
+            return
+        rng = None
+        if selection is not None:
+            rng = types.Range(
+                start=types.Position(**selection["start"]), end=types.Position(**selection["end"])
+            )
+        try:
+            await self._server.window_show_document_async(
+                types.ShowDocumentParams(uri=uri, take_focus=False, selection=rng)
+            )
+        except Exception as exc:
+            logger.debug("showDocument failed: %s", exc)
+
+    async def apply_edit(self, edit: dict[str, Any], label: str) -> tuple[bool, str | None]:
+        uris = _edit_uris(edit)
+        for uri in uris:
+            self.own_edits[uri] = self.own_edits.get(uri, 0) + 1
+        try:
+            converter = self._server.protocol._converter
+            workspace_edit = converter.structure(edit, types.WorkspaceEdit)
+            result = await self._server.workspace_apply_edit_async(
+                types.ApplyWorkspaceEditParams(edit=workspace_edit, label=label)
+            )
+        finally:
+            loop = asyncio.get_running_loop()
+            # The editor's didChange for this edit may arrive just after its reply.
+            loop.call_later(0.5, self._forget_own_edits, uris)
+        applied = bool(getattr(result, "applied", False))
+        reason = getattr(result, "failure_reason", None) or getattr(result, "failureReason", None)
+        return applied, reason
+
+    def _forget_own_edits(self, uris: list[str]) -> None:
+        for uri in uris:
+            count = self.own_edits.get(uri, 0) - 1
+            if count <= 0:
+                self.own_edits.pop(uri, None)
+            else:
+                self.own_edits[uri] = count
+
+    def is_own_edit(self, uri: str) -> bool:
+        return uri in self.own_edits
+
+    def document_text(self, uri: str) -> str | None:
+        try:
+            documents = self._server.workspace.text_documents
+        except RuntimeError:
+            return None
+        document = documents.get(uri)
+        if document is None:
+            from urllib.parse import unquote
+
+            document = documents.get(unquote(uri))
+        return document.source if document is not None else None
+
+
+def _edit_uris(edit: dict[str, Any]) -> list[str]:
+    uris = []
+    for change in edit.get("documentChanges") or []:
+        doc = change.get("textDocument")
+        if isinstance(doc, dict):
+            uris.append(doc.get("uri"))
+        elif change.get("uri"):
+            uris.append(change["uri"])
+    uris.extend((edit.get("changes") or {}).keys())
+    return [u for u in uris if isinstance(u, str)]

@@ -1,0 +1,318 @@
+"""The LSP server: a thin pygls class, and `create_server()` wiring every handler.
+
+Handlers are short adapters: they check the editor's arguments and call the hub (core/hub.py),
+which knows ACP. Commands are listed in `COMMANDS`; editors/protocol.md section 3 documents them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
+
+from acpls import __version__
+from acpls.core.hub import CommandError, Hub
+from acpls.editor.messages import register_message_hooks
+from acpls.editor.port import LspEditorPort
+from acpls.translate.uris import uri_to_path
+
+logger = logging.getLogger(__name__)
+
+AGENT_COMMENT = re.compile(r"@agent\b[:\s]*(?P<question>.*)$")
+
+
+def _converter_factory() -> Any:
+    converter = default_converter()
+    register_message_hooks(converter)
+    return converter
+
+
+class AcplsProtocol(LanguageServerProtocol):
+    """Advertises the acpls editor protocol in the initialize result."""
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Any:  # type: ignore[override]
+        result = yield from super().lsp_initialize(params)
+        result.capabilities.experimental = {"acpls": {"version": 1}}
+        return result
+
+
+class AcplsServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__(
+            name="acpls",
+            version=__version__,
+            protocol_cls=AcplsProtocol,
+            converter_factory=_converter_factory,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+        )
+        self.port = LspEditorPort(self)
+        self.hub = Hub(self.port)
+
+    def workspace_roots(self) -> list[str]:
+        try:
+            workspace = self.workspace
+        except RuntimeError:
+            return []
+        roots = []
+        for folder in workspace.folders.values():
+            try:
+                roots.append(uri_to_path(folder.uri))
+            except ValueError:
+                continue
+        if not roots and workspace.root_uri:
+            try:
+                roots.append(uri_to_path(workspace.root_uri))
+            except ValueError:
+                pass
+        return roots
+
+
+class InvalidParams(JsonRpcException):
+    CODE = -32602
+    MESSAGE = "Invalid params"
+
+
+def _argument(args: Any) -> dict[str, Any]:
+    """Commands take one object argument (editor contract section 3)."""
+    if isinstance(args, list):
+        if not args:
+            return {}
+        args = args[0]
+    if args is None:
+        return {}
+    if not isinstance(args, dict):
+        raise InvalidParams("the command argument must be one JSON object")
+    return args
+
+
+def _string(args: dict[str, Any], key: str, *, required: bool = False) -> str | None:
+    value = args.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or (required and not value):
+        raise InvalidParams(f"{key} must be a {'non-empty ' if required else ''}string")
+    return value
+
+
+def _context(args: dict[str, Any]) -> list[dict[str, Any]]:
+    context = args.get("context") or []
+    if not isinstance(context, list):
+        raise InvalidParams("context must be a list of {uri, range?}")
+    for item in context:
+        if not isinstance(item, dict) or not isinstance(item.get("uri"), str):
+            raise InvalidParams("each context item needs a uri")
+        rng = item.get("range")
+        if rng is not None and not _is_range(rng):
+            raise InvalidParams("context range must be an LSP range")
+    return context
+
+
+def _is_range(rng: Any) -> bool:
+    def pos(p: Any) -> bool:
+        return isinstance(p, dict) and isinstance(p.get("line"), int) and p["line"] >= 0
+
+    return isinstance(rng, dict) and pos(rng.get("start")) and pos(rng.get("end"))
+
+
+CommandHandler = Callable[[Hub, dict[str, Any]], Awaitable[Any]]
+
+
+async def _new_session(hub: Hub, args: dict[str, Any]) -> Any:
+    session = await hub.new_session(_string(args, "cwd"))
+    return {"sessionId": session.id}
+
+
+async def _prompt(hub: Hub, args: dict[str, Any]) -> Any:
+    text = _string(args, "text", required=True)
+    assert text is not None
+    return await hub.prompt(args.get("sessionId"), text, _context(args))
+
+
+async def _cancel(hub: Hub, args: dict[str, Any]) -> Any:
+    await hub.cancel(args.get("sessionId"))
+    return None
+
+
+async def _set_follow(hub: Hub, args: dict[str, Any]) -> Any:
+    enabled = args.get("enabled")
+    if not isinstance(enabled, bool):
+        raise InvalidParams("enabled must be true or false")
+    hub.set_follow(enabled)
+    return {"enabled": hub.follow.active}
+
+
+async def _set_mode(hub: Hub, args: dict[str, Any]) -> Any:
+    await hub.set_mode(args.get("sessionId"), _string(args, "modeId", required=True))
+    return None
+
+
+async def _set_config_option(hub: Hub, args: dict[str, Any]) -> Any:
+    if "value" not in args:
+        raise InvalidParams("value is required")
+    config_id = _string(args, "configId", required=True)
+    return await hub.set_config_option(args.get("sessionId"), config_id, args["value"])
+
+
+async def _list_sessions(hub: Hub, args: dict[str, Any]) -> Any:
+    return await hub.list_sessions(_string(args, "cwd"), _string(args, "cursor"))
+
+
+async def _load_session(hub: Hub, args: dict[str, Any]) -> Any:
+    session_id = _string(args, "sessionId", required=True)
+    assert session_id is not None
+    session = await hub.load_session(session_id, _string(args, "cwd"))
+    return {"sessionId": session.id}
+
+
+async def _authenticate(hub: Hub, args: dict[str, Any]) -> Any:
+    if not await hub.authenticate(None, _string(args, "methodId")):
+        raise CommandError("sign-in did not complete", -32000)
+    return None
+
+
+async def _sessions(hub: Hub, args: dict[str, Any]) -> Any:
+    return hub.session_summaries()
+
+
+async def _open_transcript(hub: Hub, args: dict[str, Any]) -> Any:
+    session = hub.session(args.get("sessionId"))
+    assert session is not None
+    uri = hub.router.transcript_uri(session)
+    await hub.editor.show_document(uri, None)
+    return {"uri": uri}
+
+
+async def _restart_agent(hub: Hub, args: dict[str, Any]) -> Any:
+    await hub.restart_agent()
+    return None
+
+
+COMMANDS: dict[str, CommandHandler] = {
+    "acpls.newSession": _new_session,
+    "acpls.prompt": _prompt,
+    "acpls.cancel": _cancel,
+    "acpls.setFollow": _set_follow,
+    "acpls.setMode": _set_mode,
+    "acpls.setConfigOption": _set_config_option,
+    "acpls.listSessions": _list_sessions,
+    "acpls.loadSession": _load_session,
+    "acpls.authenticate": _authenticate,
+    "acpls.sessions": _sessions,
+    "acpls.openTranscript": _open_transcript,
+    "acpls.restartAgent": _restart_agent,
+}
+
+
+def _command_adapter(handler: CommandHandler) -> Callable[..., Awaitable[Any]]:
+    async def run(ls: AcplsServer, *args: Any) -> Any:
+        arg = _argument(args[0] if len(args) == 1 else list(args))
+        try:
+            return await handler(ls.hub, arg)
+        except CommandError as exc:
+            raise JsonRpcException(message=str(exc), code=exc.code) from exc
+        except JsonRpcException:
+            raise
+        except Exception as exc:
+            if type(exc).__name__ == "AcpError":
+                raise JsonRpcException(message=getattr(exc, "message", str(exc)), code=getattr(exc, "code", -32603)) from exc
+            raise
+
+    return run
+
+
+def _code_actions(ls: AcplsServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    uri = params.text_document.uri
+    rng = params.range
+    actions: list[types.CodeAction] = []
+    if (rng.start.line, rng.start.character) != (rng.end.line, rng.end.character):
+        context = [{"uri": uri, "range": ls.protocol._converter.unstructure(rng)}]
+        actions.append(_prompt_action("Ask the agent about this selection…", "Explain this code.", context))
+    text = ls.port.document_text(uri)
+    if text is not None:
+        lines = text.splitlines()
+        if rng.start.line < len(lines):
+            match = AGENT_COMMENT.search(lines[rng.start.line])
+            if match and match.group("question").strip():
+                question = match.group("question").strip().rstrip("*/#-> ").strip()
+                line = rng.start.line
+                context_range = {
+                    "start": {"line": max(line - 20, 0), "character": 0},
+                    "end": {"line": min(line + 21, len(lines)), "character": 0},
+                }
+                actions.append(
+                    _prompt_action(
+                        f"Send to agent: {question[:60]}",
+                        question,
+                        [{"uri": uri, "range": context_range}],
+                    )
+                )
+    return actions
+
+
+def _prompt_action(title: str, text: str, context: list[dict[str, Any]]) -> types.CodeAction:
+    return types.CodeAction(
+        title=title,
+        kind=types.CodeActionKind.Empty,
+        command=types.Command(
+            title=title, command="acpls.prompt", arguments=[{"text": text, "context": context}]
+        ),
+    )
+
+
+def create_server() -> AcplsServer:
+    server = AcplsServer()
+
+    for name, handler in COMMANDS.items():
+        server.command(name)(_command_adapter(handler))
+
+    @server.feature(types.INITIALIZE)
+    def on_initialize(ls: AcplsServer, params: types.InitializeParams) -> None:
+        options = params.initialization_options
+        for problem in ls.hub.configure(options if options is not None else {}):
+            logger.warning("%s", problem)
+
+    @server.feature(types.INITIALIZED)
+    def on_initialized(ls: AcplsServer, params: types.InitializedParams) -> None:
+        logger.info("editor connected (%s mode)", "custom" if ls.port.custom_mode else "generic")
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def on_configuration(ls: AcplsServer, params: types.DidChangeConfigurationParams) -> None:
+        problems = ls.hub.configure(params.settings)
+        if problems:
+            ls.port.show_message(2, "acpls: " + "; ".join(problems))
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def on_change(ls: AcplsServer, params: types.DidChangeTextDocumentParams) -> None:
+        if not ls.port.is_own_edit(params.text_document.uri):
+            ls.hub.user_edited()
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.Empty]),
+    )
+    def on_code_action(ls: AcplsServer, params: types.CodeActionParams) -> Any:
+        return _code_actions(ls, params)
+
+    @server.feature(types.SHUTDOWN)
+    async def on_shutdown(ls: AcplsServer, params: Any) -> None:
+        await ls.hub.aclose()
+
+    return server
+
+
+async def serve_stdio(server: AcplsServer) -> int:
+    """Read LSP from stdin until the editor goes away, then stop the agent and everything else."""
+    from acpls.editor.stdio import run_stdio
+
+    try:
+        return await run_stdio(server)
+    finally:
+        await asyncio.wait_for(server.hub.aclose(), timeout=5)

@@ -1,0 +1,145 @@
+"""The live markdown transcript of a session, for editors without the acpls protocol.
+
+Generic-mode editors (Helix, eglot, Kakoune) open this file with `window/showDocument` and read the
+conversation there. It lives in acpls' state directory, never in the workspace, and is written
+append-only (a long session costs no rewrites); writes are batched per pump flush.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+TERMINAL_TEXT_LIMIT = 64 * 1024
+STATUS_MARK = {
+    "pending": "…",
+    "in_progress": "⟳",
+    "completed": "✓",
+    "failed": "✗",
+    "cancelled": "⊘",
+    "paused": "⏸",
+}
+
+
+def _safe_name(session_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]", "_", session_id)[:120] or "session"
+
+
+class Transcript:
+    def __init__(self, path: Path, agent: str) -> None:
+        self.path = path
+        self.agent = agent
+        self._pending: list[str] = []
+        self._role: str | None = None
+        self._tool_status: dict[str, str] = {}
+        self._terminal_bytes: dict[str, int] = {}
+
+    @classmethod
+    def create(cls, state_dir: Path, session_id: str, agent: str) -> Transcript:
+        directory = state_dir / "transcripts"
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / f"{_safe_name(session_id)}.md"
+        transcript = cls(path, agent)
+        stamp = time.strftime("%Y-%m-%d %H:%M")
+        transcript._write(f"# acpls session {session_id} ({agent}, {stamp})\n", mode="w")
+        return transcript
+
+    def _append(self, text: str) -> None:
+        self._pending.append(text)
+
+    def _block(self, role: str) -> None:
+        if self._role != role:
+            label = {"user": "You", "agent": self.agent, "thought": f"{self.agent} (thinking)"}
+            self._append(f"\n\n**{label.get(role, role)}:** ")
+            self._role = role
+
+    def user_prompt(self, text: str) -> None:
+        self._block("user")
+        self._append(text)
+        self._role = None
+
+    def add_update(self, update: dict[str, Any]) -> None:
+        kind = update.get("sessionUpdate")
+        if kind == "message_chunk":
+            content = update.get("content")
+            if update.get("role") == "user":
+                return  # the prompt is written by user_prompt
+            self._block(str(update.get("role", "agent")))
+            self._append(_content_text(content))
+        elif kind == "message":
+            self._block(str(update.get("role", "agent")))
+            self._append("".join(_content_text(c) for c in update.get("content") or []))
+        elif kind == "tool_call":
+            self._tool_call(update.get("toolCall") or {})
+        elif kind == "plan":
+            entries = update.get("entries") or []
+            lines = [f"- [{'x' if e.get('status') == 'completed' else ' '}] {e.get('content', '')}"
+                     for e in entries if isinstance(e, dict)]
+            self._role = None
+            self._append("\n\n**Plan:**\n" + "\n".join(lines))
+        elif kind == "notice":
+            self._role = None
+            self._append(f"\n\n> {update.get('severity', 'info')}: {update.get('title', '')}")
+
+    def _tool_call(self, call: dict[str, Any]) -> None:
+        call_id = str(call.get("toolCallId", ""))
+        status = str(call.get("status") or "pending")
+        if self._tool_status.get(call_id) == status:
+            return
+        self._tool_status[call_id] = status
+        mark = STATUS_MARK.get(status, "•")
+        title = call.get("title") or call_id
+        kind = call.get("kind")
+        self._role = None
+        self._append(f"\n\n{mark} `{kind or 'tool'}` {title} — {status}")
+
+    def terminal_output(self, terminal_id: str, text: str) -> None:
+        used = self._terminal_bytes.get(terminal_id, 0)
+        if used >= TERMINAL_TEXT_LIMIT:
+            return
+        clean = _ANSI.sub("", text).replace("\r\n", "\n")
+        clean = clean[: TERMINAL_TEXT_LIMIT - used]
+        self._terminal_bytes[terminal_id] = used + len(clean)
+        self._role = None
+        self._append(f"\n\n```text\n{clean.rstrip()}\n```")
+
+    def turn_ended(self, stop_reason: str) -> None:
+        self._role = None
+        self._append(f"\n\n---\n*turn ended: {stop_reason}*\n")
+        self.flush()
+
+    def flush(self) -> None:
+        if self._pending:
+            text = "".join(self._pending)
+            self._pending.clear()
+            self._write(text)
+
+    def _write(self, text: str, mode: str = "a") -> None:
+        try:
+            with open(self.path, mode, encoding="utf-8") as handle:
+                handle.write(text)
+        except OSError as exc:
+            logger.warning("cannot write the transcript %s: %s", self.path, exc)
+
+    def close(self) -> None:
+        self.flush()
+
+
+def _content_text(content: Any) -> str:
+    if not isinstance(content, dict):
+        return ""
+    kind = content.get("type")
+    if kind == "text":
+        return str(content.get("text", ""))
+    if kind == "resource_link":
+        return f"[{content.get('name', 'link')}]({content.get('uri', '')})"
+    if kind == "resource":
+        resource = content.get("resource") or {}
+        return f"\n```\n{resource.get('text', '')}\n```\n"
+    return f"[{kind}]"

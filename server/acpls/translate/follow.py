@@ -1,0 +1,112 @@
+"""Follow-along rules, pure: which agent locations move the editor, and how often.
+
+Rules (editor contract section 4, Zed's behaviour where the contract is silent):
+- every location on a tool call or tool-call update counts, and so do v1 fs reads (start of the
+  range) and writes (first changed line); the last one wins;
+- a move backwards on the same line of the same file is ignored (an edit update would otherwise
+  jump to the start of a line already shown), and so is a line-less location in the file already shown;
+- only top-level sessions move it (a sub-agent's tool calls do not);
+- the editor gets at most one move per ~16 ms: the first goes out at once, later ones wait for the
+  end of the window, and a newer one replaces a waiting one.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+FOLLOW_INTERVAL = 0.016
+
+
+@attrs.frozen
+class FollowTarget:
+    session_id: str
+    tool_call_id: str
+    path: str
+    line: int | None = None  # ACP line: 1-based
+    kind: str | None = None
+
+    def lsp_range(self) -> dict[str, dict[str, int]] | None:
+        if self.line is None:
+            return None
+        pos = {"line": max(self.line - 1, 0), "character": 0}
+        return {"start": pos, "end": dict(pos)}
+
+
+class FollowTracker:
+    """Decides which targets are moves, then throttles them to one per interval."""
+
+    def __init__(self, *, enabled: bool = True, interval: float = FOLLOW_INTERVAL) -> None:
+        self.enabled = enabled
+        self.paused_by_user = False
+        self.interval = interval
+        self.current: FollowTarget | None = None
+        self._last_sent_at: float | None = None
+        self._waiting: FollowTarget | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.enabled and not self.paused_by_user
+
+    def set_enabled(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.paused_by_user = False
+        if not enabled:
+            self._waiting = None
+
+    def pause_for_user_edit(self) -> bool:
+        """The user edited a document; returns True when this changed anything."""
+        if not self.active:
+            return False
+        self.paused_by_user = True
+        self._waiting = None
+        return True
+
+    def is_move(self, target: FollowTarget) -> bool:
+        current = self.current
+        if current is None or current.path != target.path:
+            return True
+        if target.line is None:
+            return False
+        if current.line is None:
+            return True
+        return target.line != current.line
+
+    def offer(self, target: FollowTarget, now: float) -> tuple[FollowTarget | None, float | None]:
+        """Returns (send now, or None) and (wake-up time for a waiting target, or None)."""
+        if not self.active or not self.is_move(target):
+            return None, None
+        self.current = target
+        if self._last_sent_at is None or now - self._last_sent_at >= self.interval:
+            self._last_sent_at = now
+            self._waiting = None
+            return target, None
+        self._waiting = target
+        return None, self._last_sent_at + self.interval
+
+    def due(self, now: float) -> FollowTarget | None:
+        """The waiting target, if its window has passed (called at the wake-up time)."""
+        if self._waiting is None or not self.active:
+            return None
+        if self._last_sent_at is not None and now - self._last_sent_at < self.interval:
+            return None
+        target, self._waiting = self._waiting, None
+        self._last_sent_at = now
+        return target
+
+    def end_turn(self) -> None:
+        self.current = None
+
+
+def is_subagent_tool_call(tool_call: dict) -> bool:
+    """Sub-agent tool calls carry their parent's id (claude-agent-acp puts it in `_meta`)."""
+    if tool_call.get("parentToolCallId"):
+        return True
+    meta = tool_call.get("_meta")
+    if not isinstance(meta, dict):
+        return False
+    for value in meta.values():
+        if isinstance(value, dict) and (
+            value.get("parentToolUseId") or value.get("parentToolCallId")
+        ):
+            return True
+    return bool(meta.get("parentToolCallId"))

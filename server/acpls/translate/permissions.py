@@ -1,0 +1,91 @@
+"""Permission prompts, pure: what the user is shown and how an answer maps back to ACP.
+
+Every option the agent sent is offered, in its order, whatever its kind (the four ACP kinds,
+`_custom` kinds, unknown future kinds). A dismissed prompt picks the first `reject_once` option when
+there is one, else the request is answered `cancelled` (editor contract section 4).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+KIND_LABELS = {
+    "allow_once": "allow once",
+    "allow_always": "always allow",
+    "reject_once": "reject once",
+    "reject_always": "always reject",
+}
+
+
+def valid_options(options: Any) -> list[dict[str, Any]]:
+    """The options acpls can offer: objects with a string optionId and name."""
+    if not isinstance(options, list):
+        return []
+    return [
+        o
+        for o in options
+        if isinstance(o, dict)
+        and isinstance(o.get("optionId"), str)
+        and isinstance(o.get("name"), str)
+    ]
+
+
+def kind_label(kind: Any) -> str:
+    if isinstance(kind, str) and kind in KIND_LABELS:
+        return KIND_LABELS[kind]
+    return str(kind) if kind else "option"
+
+
+def selected(option_id: str) -> dict[str, Any]:
+    return {"outcome": {"outcome": "selected", "optionId": option_id}}
+
+
+CANCELLED: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
+
+
+def dismissed_outcome(options: list[dict[str, Any]]) -> dict[str, Any]:
+    for option in options:
+        if option.get("kind") == "reject_once":
+            return selected(option["optionId"])
+    return CANCELLED
+
+
+def outcome_for_title(options: list[dict[str, Any]], title: str | None) -> dict[str, Any]:
+    """Generic mode: the editor answers with an action title, matched to an option by name."""
+    if title is None:
+        return dismissed_outcome(options)
+    for option in options:
+        if option["name"] == title:
+            return selected(option["optionId"])
+    return dismissed_outcome(options)
+
+
+def outcome_for_option_id(options: list[dict[str, Any]], option_id: Any) -> dict[str, Any]:
+    if isinstance(option_id, str) and any(o["optionId"] == option_id for o in options):
+        return selected(option_id)
+    return dismissed_outcome(options)
+
+
+def unique_titles(options: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Generic editors answer with the title alone, so duplicate names are made distinct."""
+    seen: dict[str, int] = {}
+    out = []
+    for option in options:
+        name = option["name"]
+        count = seen.get(name, 0)
+        seen[name] = count + 1
+        if count:
+            option = {**option, "name": f"{name} ({kind_label(option.get('kind'))} {count + 1})"}
+        out.append(option)
+    return out
+
+
+def generic_message(
+    title: str, kind: str | None, file_lines: list[tuple[str, int, int]], description: str | None
+) -> str:
+    head = f"{title} ({kind})" if kind else title
+    lines = [f"The agent asks: {head}"]
+    if description:
+        lines.append(description)
+    lines.extend(f"{path} +{added} -{removed}" for path, added, removed in file_lines)
+    return "\n".join(lines)
