@@ -434,11 +434,13 @@ def related_texts(draw: st.DrawFn) -> tuple[str, str]:
 def difflib_git_patch(path: str, old: str, new: str) -> str:
     """A git section around difflib.unified_diff's hunks, with git's no-newline markers."""
     body: list[str] = []
+    in_hunks = False
     for line in difflib.unified_diff(
         split_file_lines(old), split_file_lines(new), fromfile=path, tofile=path
     ):
         body.append(line)
-        if line[:1] in " +-" and not line.startswith(("---", "+++")) and not line.endswith("\n"):
+        in_hunks = in_hunks or line.startswith("@@ ")
+        if in_hunks and not line.endswith("\n"):
             body.append("\n\\ No newline at end of file\n")
     if not body:
         return ""
@@ -446,7 +448,8 @@ def difflib_git_patch(path: str, old: str, new: str) -> str:
 
 
 def plus_minus_counts(patch: str) -> tuple[int, int]:
-    lines = [line for line in patch.split("\n") if not line.startswith(("+++ ", "--- "))]
+    # Everything after the first hunk header is hunk text: a removed "-- " line reads "--- ".
+    lines = patch[patch.index("\n@@ ") :].split("\n")
     return sum(line.startswith("+") for line in lines), sum(line.startswith("-") for line in lines)
 
 
