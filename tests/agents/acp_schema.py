@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-import jsonschema
+from jsonschema.exceptions import best_match
 from jsonschema.validators import validator_for
 
 SCHEMA_ROOT = Path(os.environ.get("ACP_SCHEMA_DIR", "/work/shared/acp-schema"))
@@ -83,7 +83,7 @@ class AcpValidator:
         return validator
 
     def check(self, name: str, instance: Any, what: str) -> None:
-        error = jsonschema.exceptions.best_match(self._validator(name).iter_errors(instance))
+        error = best_match(self._validator(name).iter_errors(instance))
         if error is not None:
             path = "/".join(str(part) for part in error.absolute_path)
             raise AcpSchemaError(
@@ -121,7 +121,9 @@ class AcpValidator:
     def _check_update(self, update: dict[str, Any]) -> None:
         kind = update.get("sessionUpdate")
         if kind not in self.update_kinds:
-            raise AcpSchemaError(f"v{self.version}: session update kind {kind!r} is not in the schema")
+            raise AcpSchemaError(
+                f"v{self.version}: session update kind {kind!r} is not in the schema"
+            )
         if not kind.startswith("tool_call"):
             return
         content = update.get("content")

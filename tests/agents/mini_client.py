@@ -80,20 +80,26 @@ class MiniClient:
 
     async def start(self) -> MiniClient:
         self._process = await asyncio.create_subprocess_exec(
-            *self.argv, cwd=self.cwd, env=self.env, stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, limit=64 << 20)
+            *self.argv,
+            cwd=self.cwd,
+            env=self.env,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            limit=64 << 20,
+        )
         self._reader = asyncio.create_task(self._read_loop())
         return self
 
-    async def close(self, timeout: float = 10) -> int | None:
-        """Close the agent's stdin and wait for it to exit (killed after `timeout`)."""
+    async def close(self, seconds: float = 10) -> int | None:
+        """Close the agent's stdin and wait for it to exit (killed after `seconds`)."""
         process = self._process
         if process is None:
             return None
         if process.stdin is not None and not process.stdin.is_closing():
             process.stdin.close()
         try:
-            await asyncio.wait_for(process.wait(), timeout)
+            await asyncio.wait_for(process.wait(), seconds)
         except TimeoutError:
             process.kill()
             await process.wait()
@@ -125,7 +131,7 @@ class MiniClient:
         assert self._process is not None and self._process.stdin is not None
         self._process.stdin.write(line.encode() + b"\n")
 
-    async def request(self, method: str, params: Any = None, timeout: float = 30) -> Any:
+    async def request(self, method: str, params: Any = None, seconds: float = 30) -> Any:
         request_id = next(self._ids)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = (method, future)
@@ -135,7 +141,7 @@ class MiniClient:
             message["params"] = params
         self.send(message)
         try:
-            return await asyncio.wait_for(future, timeout)
+            return await asyncio.wait_for(future, seconds)
         finally:
             self._pending.pop(request_id, None)
 
@@ -212,8 +218,9 @@ class MiniClient:
         with contextlib.suppress(ConnectionError):
             self._process.stdin.write((json.dumps(reply) + "\n").encode())
 
-    async def wait_for(self, predicate: Callable[[], Any], timeout: float = 30) -> Any:
+    async def wait_for(self, predicate: Callable[[], Any], seconds: float = 30) -> Any:
         """Wait until `predicate()` is truthy (re-checked on every message); return its value."""
+
         async def loop() -> Any:
             async with self._changed:
                 while not (value := predicate()):
@@ -221,14 +228,18 @@ class MiniClient:
                         raise EOFError("the agent closed its stdout")
                     await self._changed.wait()
                 return value
-        return await asyncio.wait_for(loop(), timeout)
+
+        return await asyncio.wait_for(loop(), seconds)
 
     # -- views --------------------------------------------------------------------------------
 
     def updates(self, session_id: str | None = None) -> list[dict[str, Any]]:
-        return [m["params"]["update"] for m in self.received
-                if m.get("method") == "session/update"
-                and (session_id is None or m["params"].get("sessionId") == session_id)]
+        return [
+            m["params"]["update"]
+            for m in self.received
+            if m.get("method") == "session/update"
+            and (session_id is None or m["params"].get("sessionId") == session_id)
+        ]
 
     def updates_of(self, kind: str, session_id: str | None = None) -> list[dict[str, Any]]:
         return [u for u in self.updates(session_id) if u.get("sessionUpdate") == kind]
@@ -237,40 +248,46 @@ class MiniClient:
 
     async def initialize(self, version: int, **capabilities: Any) -> dict[str, Any]:
         if version >= 2:
-            params = {"protocolVersion": version, "info": {"name": "mini", "version": "0"},
-                      "capabilities": capabilities}
+            params = {
+                "protocolVersion": version,
+                "info": {"name": "mini", "version": "0"},
+                "capabilities": capabilities,
+            }
         else:
-            params = {"protocolVersion": version, "clientInfo": {"name": "mini", "version": "0"},
-                      "clientCapabilities": capabilities}
+            params = {
+                "protocolVersion": version,
+                "clientInfo": {"name": "mini", "version": "0"},
+                "clientCapabilities": capabilities,
+            }
         return await self.request("initialize", params)
 
     async def new_session(self, cwd: Path | None = None) -> str:
-        result = await self.request("session/new", {"cwd": str(cwd or self.cwd),
-                                                    "mcpServers": []})
+        result = await self.request("session/new", {"cwd": str(cwd or self.cwd), "mcpServers": []})
         return result["sessionId"]
 
-    async def prompt(self, session_id: str, text: str, version: int,
-                     timeout: float = 60) -> str:
+    async def prompt(self, session_id: str, text: str, version: int, seconds: float = 60) -> str:
         """Run one turn; returns its stop reason (v2: from the idle `state_update`)."""
         params = {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
         if version < 2:
-            result = await self.request("session/prompt", params, timeout)
+            result = await self.request("session/prompt", params, seconds)
             return result["stopReason"]
         seen = len(self.received)
-        await self.request("session/prompt", params, timeout)
+        await self.request("session/prompt", params, seconds)
 
         def idle() -> str | None:
             for message in self.received[seen:]:
                 if message.get("method") != "session/update":
                     continue
                 update = message["params"]["update"]
-                if (message["params"].get("sessionId") == session_id
-                        and update.get("sessionUpdate") == "state_update"
-                        and update.get("state") == "idle"):
+                if (
+                    message["params"].get("sessionId") == session_id
+                    and update.get("sessionUpdate") == "state_update"
+                    and update.get("state") == "idle"
+                ):
                     return update.get("stopReason") or "none"
             return None
 
-        return await self.wait_for(idle, timeout)
+        return await self.wait_for(idle, seconds)
 
     # -- default answers to agent requests ------------------------------------------------
 
@@ -291,24 +308,29 @@ class MiniClient:
         self.pending_permissions.clear()
 
     async def _read_text_file(self, params: Any) -> Any:
-        text = Path(params["path"]).read_text(encoding="utf-8")
+        text = await asyncio.to_thread(Path(params["path"]).read_text, encoding="utf-8")
         line, limit = params.get("line"), params.get("limit")
         if line or limit:
             lines = text.splitlines(keepends=True)
             start = max(0, (line or 1) - 1)
-            text = "".join(lines[start:start + limit] if limit else lines[start:])
+            text = "".join(lines[start : start + limit] if limit else lines[start:])
         return {"content": text}
 
     async def _write_text_file(self, params: Any) -> Any:
-        Path(params["path"]).write_text(params["content"], encoding="utf-8")
+        await asyncio.to_thread(Path(params["path"]).write_text, params["content"], "utf-8")
         return {}
 
     async def _terminal_create(self, params: Any) -> Any:
         env = {**os.environ, **{item["name"]: item["value"] for item in params.get("env", [])}}
         process = await asyncio.create_subprocess_exec(
-            params["command"], *params.get("args", []), cwd=params.get("cwd") or self.cwd,
-            env=env, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT)
+            params["command"],
+            *params.get("args", []),
+            cwd=params.get("cwd") or self.cwd,
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
         terminal_id = f"term-{next(self._terminal_ids)}"
         terminal = _Terminal(process)
         terminal.reader = asyncio.create_task(self._pump(terminal))
@@ -343,8 +365,10 @@ class MiniClient:
 
     async def _terminal_output(self, params: Any) -> Any:
         terminal = self._terminal(params)
-        result: dict[str, Any] = {"output": terminal.output.decode("utf-8", "replace"),
-                                  "truncated": False}
+        result: dict[str, Any] = {
+            "output": terminal.output.decode("utf-8", "replace"),
+            "truncated": False,
+        }
         if terminal.process.returncode is not None:
             result["exitStatus"] = self._exit_status(terminal.process)
         return result

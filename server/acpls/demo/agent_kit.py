@@ -62,12 +62,18 @@ class Reply:
     """A handler result whose `then` coroutine runs after the response has been written.
 
     Lets an agent send notifications that must follow a response (for example
-    `available_commands_update` after `session/new`).
+    `available_commands_update` after `session/new`). With `error`, the response is that error.
     """
 
-    def __init__(self, result: Any, then: Callable[[], Awaitable[object]]) -> None:
+    def __init__(
+        self,
+        result: Any,
+        then: Callable[[], Awaitable[object]],
+        error: RpcError | None = None,
+    ) -> None:
         self.result = result
         self.then = then
+        self.error = error
 
 
 class Peer:
@@ -275,7 +281,10 @@ class Peer:
                 raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
             result = await handler(params)
             if isinstance(result, Reply):
-                result, then = result.result, result.then
+                then = result.then
+                if result.error is not None:
+                    raise result.error
+                result = result.result
             response: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "result": result}
         except asyncio.CancelledError:
             if self.closed.is_set():
