@@ -1,0 +1,760 @@
+-- Chat: a markdown transcript buffer and a prompt buffer below it, one agent session per chat.
+local chatview = require('acpls.chatview')
+local client = require('acpls.client')
+local config = require('acpls.config')
+local util = require('acpls.util')
+
+local M = {}
+
+local ns = vim.api.nvim_create_namespace('acpls.chat')
+local MAX_ORPHAN_UPDATES = 5000
+
+local chats = {} ---@type table[] every chat, in creation order
+local by_session = {} ---@type table<string, table>
+local by_buf = {} ---@type table<integer, table>
+local last = nil ---@type table? the chat used most recently
+local pending_new = 0 -- acpls.newSession requests in flight
+local orphans = {} ---@type table<string, {updates: table[], client_id: integer}>
+local counter = 0
+
+local Chat = {}
+Chat.__index = Chat
+
+local function valid(buf)
+  return buf and vim.api.nvim_buf_is_valid(buf)
+end
+
+---------------------------------------------------------------------------------------------------
+-- Rendering
+
+--- Apply view edits to the transcript buffer, keeping windows that were at the end at the end.
+function Chat:render(edits)
+  local buf = self.out_buf
+  if #edits == 0 or not valid(buf) then
+    return
+  end
+  local old_count = vim.api.nvim_buf_line_count(buf)
+  local tail_wins = {}
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    if vim.api.nvim_win_get_cursor(win)[1] >= old_count then
+      table.insert(tail_wins, win)
+    end
+  end
+  vim.bo[buf].modifiable = true
+  for _, e in ipairs(edits) do
+    if self.fresh then
+      -- The new buffer's single empty line is not part of the view.
+      vim.api.nvim_buf_set_lines(buf, 0, -1, false, e.lines)
+      self.fresh = false
+    else
+      if e.last > e.first then
+        vim.api.nvim_buf_clear_namespace(buf, ns, e.first, e.last)
+      end
+      vim.api.nvim_buf_set_lines(buf, e.first, e.last, false, e.lines)
+    end
+    for _, h in ipairs(e.hls) do
+      local text = e.lines[h[1] + 1]
+      if text and text ~= '' then
+        vim.api.nvim_buf_set_extmark(buf, ns, e.first + h[1], 0, {
+          end_col = #text,
+          hl_group = h[2],
+          strict = false,
+        })
+      end
+    end
+  end
+  vim.bo[buf].modifiable = false
+  local count = vim.api.nvim_buf_line_count(buf)
+  for _, win in ipairs(tail_wins) do
+    pcall(vim.api.nvim_win_set_cursor, win, { count, 0 })
+  end
+end
+
+function Chat:note(lines, hl)
+  self:render(self.view:note(lines, hl))
+end
+
+function Chat:apply(update)
+  local sid = self.session_id
+  local edits = self.view:apply(update, function(tid)
+    return require('acpls.terminals').describe(sid, tid)
+  end)
+  self:render(edits)
+end
+
+---------------------------------------------------------------------------------------------------
+-- Buffers and windows
+
+local function map(buf, modes, lhs, rhs, desc)
+  vim.keymap.set(modes, lhs, rhs, { buffer = buf, desc = desc, nowait = true, silent = true })
+end
+
+function Chat:_make_buffers()
+  self.out_buf = util.scratch(('acpls://chat/%d'):format(self.id), 'markdown')
+  self.in_buf = util.scratch(('acpls://prompt/%d'):format(self.id), 'markdown')
+  vim.bo[self.out_buf].modifiable = false
+  for _, buf in ipairs({ self.out_buf, self.in_buf }) do
+    by_buf[buf] = self
+    vim.b[buf].acpls_chat = self.id
+    map(buf, 'n', '<localleader>m', function()
+      self:pick_mode()
+    end, 'acpls: pick the agent mode')
+    map(buf, 'n', '<localleader>o', function()
+      self:pick_config()
+    end, 'acpls: pick an agent config option')
+    map(buf, 'n', '<C-c>', function()
+      self:cancel()
+    end, 'acpls: cancel the turn')
+    map(buf, 'n', 'q', function()
+      self:hide()
+    end, 'acpls: close the chat windows')
+  end
+  vim.bo[self.in_buf].omnifunc = "v:lua.require'acpls.chat'.omnifunc"
+  map(self.in_buf, 'n', '<CR>', function()
+    self:send_input()
+  end, 'acpls: send the prompt')
+  map(self.in_buf, { 'n', 'i' }, '<C-s>', function()
+    self:send_input()
+  end, 'acpls: send the prompt')
+  vim.api.nvim_create_autocmd('TextChangedI', {
+    buffer = self.in_buf,
+    callback = function()
+      M.complete_slash()
+    end,
+  })
+end
+
+function Chat:windows()
+  local out = vim.fn.win_findbuf(self.out_buf)
+  local input = vim.fn.win_findbuf(self.in_buf)
+  local tab = vim.api.nvim_get_current_tabpage()
+  local function in_tab(list)
+    for _, w in ipairs(list) do
+      if vim.api.nvim_win_get_tabpage(w) == tab then
+        return w
+      end
+    end
+  end
+  return in_tab(out), in_tab(input)
+end
+
+--- Show the chat beside the code (if it is not shown in this tab page); `enter` puts the cursor in
+--- the prompt.
+---@param enter boolean?
+function Chat:show(enter)
+  last = self
+  local out_win, in_win = self:windows()
+  local opts = config.get().ui.chat
+  if not out_win then
+    local pos = opts.position
+    if pos == 'tab' then
+      local cur = vim.api.nvim_get_current_win()
+      vim.cmd('tab split')
+      out_win = vim.api.nvim_get_current_win()
+      vim.api.nvim_win_set_buf(out_win, self.out_buf)
+      if not enter then
+        vim.api.nvim_set_current_win(cur)
+      end
+    else
+      local vertical = pos == 'right' or pos == 'left'
+      local total = vertical and vim.o.columns or vim.o.lines
+      local size = opts.width < 1 and math.floor(total * opts.width) or opts.width
+      local cfg = { split = pos, win = -1 }
+      cfg[vertical and 'width' or 'height'] = math.max(size, 10)
+      out_win = vim.api.nvim_open_win(self.out_buf, false, cfg)
+    end
+    util.set_win_opts(out_win, {
+      wrap = true,
+      linebreak = true,
+      number = false,
+      relativenumber = false,
+      signcolumn = 'no',
+      foldmethod = 'expr',
+      foldexpr = "v:lua.require'acpls.chat'.foldexpr(v:lnum)",
+      foldlevel = 0,
+      foldenable = true,
+      winfixwidth = true,
+    })
+    pcall(vim.api.nvim_win_set_cursor, out_win, { vim.api.nvim_buf_line_count(self.out_buf), 0 })
+  end
+  if not in_win then
+    in_win = vim.api.nvim_open_win(self.in_buf, false, {
+      split = 'below',
+      win = out_win,
+      height = opts.prompt_height,
+    })
+    util.set_win_opts(in_win, {
+      wrap = true,
+      number = false,
+      relativenumber = false,
+      signcolumn = 'no',
+      winfixheight = true,
+      winbar = '%#AcplsChatMeta#prompt: <C-s> send · <C-c> cancel · / commands',
+    })
+  end
+  if enter then
+    vim.api.nvim_set_current_win(in_win)
+  end
+end
+
+function Chat:hide()
+  local out_win, in_win = self:windows()
+  for _, w in ipairs({ in_win, out_win }) do
+    if w and #vim.api.nvim_tabpage_list_wins(0) > 1 then
+      pcall(vim.api.nvim_win_close, w, false)
+    end
+  end
+end
+
+---------------------------------------------------------------------------------------------------
+-- Sessions and prompts
+
+function Chat:bind(session_id)
+  self.session_id = session_id
+  self.view.session.sessionId = session_id
+  by_session[session_id] = self
+  vim.b[self.out_buf].acpls_session = session_id
+  vim.b[self.in_buf].acpls_session = session_id
+  local orphan = orphans[session_id]
+  orphans[session_id] = nil
+  for _, u in ipairs(orphan and orphan.updates or {}) do
+    self:apply(u)
+  end
+end
+
+--- Make sure this chat has a running client and a session, then call `cb()`.
+function Chat:ensure_session(cb)
+  if self.session_id and self.client_id and client.get(self.client_id) then
+    cb()
+    return
+  end
+  table.insert(self.on_session, cb)
+  if self.creating then
+    return
+  end
+  self.client_id = client.ensure(self.root)
+  if not self.client_id then
+    self.on_session = {}
+    self:note({ '**error**: acpls could not start (see :checkhealth acpls)' }, 'AcplsToolFailed')
+    return
+  end
+  self.creating = true
+  pending_new = pending_new + 1
+  client.exec(self.client_id, 'acpls.newSession', { cwd = self.root }, function(err, result)
+    self.creating = false
+    pending_new = pending_new - 1
+    local cbs = self.on_session
+    self.on_session = {}
+    if err or type(result) ~= 'table' or type(result.sessionId) ~= 'string' then
+      self:note({ '**error**: no session: ' .. (err and (err.message or vim.inspect(err)) or 'bad reply') }, 'AcplsToolFailed')
+      -- Prompts waiting for this session are dropped (they are visible above); the next send retries.
+      self.queue = {}
+      self.running = false
+    else
+      self:bind(result.sessionId)
+      for _, f in ipairs(cbs) do
+        f()
+      end
+    end
+    if pending_new == 0 then
+      M._adopt_orphans()
+    end
+  end)
+end
+
+--- Send a prompt. Prompts sent while a turn runs wait for it to end.
+---@param text string
+---@param context table[]? `[{uri, range?}]`
+function Chat:send(text, context)
+  text = vim.trim(text or '')
+  if text == '' then
+    return
+  end
+  last = self
+  self:render(self.view:user_prompt(text))
+  table.insert(self.queue, { text = text, context = context })
+  self:_next()
+end
+
+function Chat:_next()
+  if self.running or #self.queue == 0 then
+    return
+  end
+  self.running = true
+  self:ensure_session(function()
+    local item = table.remove(self.queue, 1)
+    if not item then
+      self.running = false
+      return
+    end
+    local args = { sessionId = self.session_id, text = item.text }
+    if item.context and #item.context > 0 then
+      args.context = item.context
+    end
+    client.exec(self.client_id, 'acpls.prompt', args, function(err, result)
+      self.running = false
+      self:_turn_done(err, result)
+      self:_next()
+    end)
+  end)
+  if not self.session_id and not self.creating then
+    -- The session could not be made: drop the wait so a later send tries again.
+    self.running = false
+  end
+end
+
+function Chat:_turn_done(err, result)
+  local stop
+  if err then
+    stop = 'error'
+    self:note({ '**error**: ' .. (err.message or vim.inspect(err)) }, 'AcplsToolFailed')
+  else
+    stop = type(result) == 'table' and tostring(result.stopReason or '?') or '?'
+    self:render(self.view:turn_ended(stop))
+  end
+  if config.get().ui.notify_turn_end and not self:windows() then
+    vim.notify(('acpls: turn ended (%s)'):format(stop))
+  end
+  vim.api.nvim_exec_autocmds('User', {
+    pattern = 'AcplsTurnEnd',
+    modeline = false,
+    data = { sessionId = self.session_id, stopReason = stop, chat = self.id },
+  })
+end
+
+--- Send what is in the prompt buffer and clear it.
+function Chat:send_input()
+  local lines = vim.api.nvim_buf_get_lines(self.in_buf, 0, -1, false)
+  local text = table.concat(lines, '\n')
+  if vim.trim(text) == '' then
+    return
+  end
+  vim.api.nvim_buf_set_lines(self.in_buf, 0, -1, false, {})
+  self:send(text, self.context)
+  self.context = nil
+end
+
+function Chat:cancel()
+  self.queue = {}
+  if self.session_id and self.client_id then
+    client.exec(self.client_id, 'acpls.cancel', { sessionId = self.session_id })
+  end
+end
+
+function Chat:pick_mode()
+  local modes = self.view.session.modes
+  if not modes or #modes.availableModes == 0 then
+    vim.notify('acpls: the agent offers no modes')
+    return
+  end
+  vim.ui.select(modes.availableModes, {
+    prompt = 'Agent mode',
+    format_item = function(m)
+      local cur = m.id == modes.currentModeId and ' (current)' or ''
+      return (m.name or m.id) .. cur .. (m.description and (' — ' .. m.description) or '')
+    end,
+  }, function(choice)
+    if choice then
+      client.exec(self.client_id, 'acpls.setMode', { sessionId = self.session_id, modeId = choice.id })
+    end
+  end)
+end
+
+local function select_values(opt)
+  local values = {}
+  for _, o in ipairs(type(opt.options) == 'table' and opt.options or {}) do
+    if type(o.options) == 'table' then
+      for _, inner in ipairs(o.options) do
+        table.insert(values, { value = inner.value, name = (o.name and (o.name .. ': ') or '') .. (inner.name or tostring(inner.value)) })
+      end
+    else
+      table.insert(values, { value = o.value, name = o.name or tostring(o.value) })
+    end
+  end
+  return values
+end
+
+function Chat:pick_config()
+  local options = self.view.session.configOptions
+  if not options or #options == 0 then
+    vim.notify('acpls: the agent offers no config options')
+    return
+  end
+  vim.ui.select(options, {
+    prompt = 'Agent option',
+    format_item = function(o)
+      return ('%s: %s'):format(o.name or o.id or o.configId, tostring(o.currentValue))
+    end,
+  }, function(opt)
+    if not opt then
+      return
+    end
+    local values = opt.type == 'boolean' and { { value = true, name = 'on' }, { value = false, name = 'off' } }
+      or select_values(opt)
+    vim.ui.select(values, {
+      prompt = opt.name or opt.id or opt.configId,
+      format_item = function(v)
+        return v.name .. (v.value == opt.currentValue and ' (current)' or '')
+      end,
+    }, function(v)
+      if v == nil then
+        return
+      end
+      client.exec(
+        self.client_id,
+        'acpls.setConfigOption',
+        { sessionId = self.session_id, configId = opt.id or opt.configId, value = v.value },
+        function(err, result)
+          if err then
+            vim.notify('acpls: ' .. (err.message or 'setConfigOption failed'), vim.log.levels.ERROR)
+          elseif type(result) == 'table' and type(result.configOptions) == 'table' then
+            self.view.session.configOptions = result.configOptions
+          end
+        end
+      )
+    end)
+  end)
+end
+
+---------------------------------------------------------------------------------------------------
+-- Module API
+
+local function new_chat(root, client_id)
+  counter = counter + 1
+  local self = setmetatable({
+    id = counter,
+    root = root,
+    client_id = client_id,
+    view = chatview.new(),
+    queue = {},
+    on_session = {},
+    fresh = true,
+  }, Chat)
+  self:_make_buffers()
+  local status = client_id and client.agent_status[client_id]
+  if status then
+    self.view.session.agent = (status.agentInfo and status.agentInfo.name) or status.agent
+  end
+  self:render({ self.view:header_edit() })
+  table.insert(chats, self)
+  return self
+end
+
+--- Updates for sessions that no chat asked for (a code action's prompt, for example) get a chat of
+--- their own once no `acpls.newSession` is in flight.
+function M._adopt_orphans()
+  for sid, orphan in pairs(orphans) do
+    local c = client.get(orphan.client_id)
+    local chat = new_chat(c and c.root_dir or vim.fn.getcwd(), orphan.client_id)
+    chat:bind(sid)
+    chat:show(false)
+  end
+end
+
+--- The chat of the current buffer, else the one used last.
+---@return table?
+function M.current()
+  local chat = by_buf[vim.api.nvim_get_current_buf()]
+  if chat then
+    return chat
+  end
+  if last and valid(last.out_buf) then
+    return last
+  end
+  return nil
+end
+
+--- `:Acpls chat [new]`: show the last chat (or a new one) and put the cursor in its prompt.
+---@param opts {new: boolean?, enter: boolean?}?
+---@return table? chat
+function M.open(opts)
+  opts = opts or {}
+  local chat = not opts.new and M.current() or nil
+  if not chat then
+    local root = client.root_for()
+    local id = client.ensure(root)
+    if not id then
+      return nil
+    end
+    chat = new_chat(root, id)
+    chat:show(opts.enter ~= false)
+    chat:ensure_session(function() end)
+  else
+    chat:show(opts.enter ~= false)
+  end
+  if opts.enter ~= false then
+    vim.cmd('startinsert')
+  end
+  return chat
+end
+
+--- `:Acpls prompt {text}`: send to the current chat (opened without taking the cursor).
+---@param text string
+---@param context table[]?
+function M.prompt(text, context)
+  local chat = M.current() or M.open({ enter = false })
+  if chat then
+    chat:show(false)
+    chat:send(text, context)
+  end
+  return chat
+end
+
+--- The selection of the current buffer as a prompt context item, or nil when it is not a file.
+---@param buf integer
+---@param l1 integer 1-based first line
+---@param l2 integer 1-based last line
+---@param c1 integer? 0-based byte column (charwise selections)
+---@param c2 integer? 0-based byte column, inclusive
+function M.context_item(buf, l1, l2, c1, c2)
+  if not util.is_code_buf(buf) or vim.api.nvim_buf_get_name(buf) == '' then
+    return nil
+  end
+  client.attach_buffer(buf)
+  local range
+  if c1 then
+    local first = vim.api.nvim_buf_get_lines(buf, l1 - 1, l1, false)[1] or ''
+    local lastl = vim.api.nvim_buf_get_lines(buf, l2 - 1, l2, false)[1] or ''
+    local endc = math.min(c2 + 1, #lastl)
+    -- Include the whole last character when it is multi-byte.
+    while endc < #lastl and bit.band(lastl:byte(endc + 1), 0xC0) == 0x80 do
+      endc = endc + 1
+    end
+    range = {
+      start = { line = l1 - 1, character = util.utf16_col(first, c1) },
+      ['end'] = { line = l2 - 1, character = util.utf16_col(lastl, endc) },
+    }
+  else
+    range = { start = { line = l1 - 1, character = 0 }, ['end'] = { line = l2, character = 0 } }
+  end
+  return { uri = vim.uri_from_bufnr(buf), range = range }
+end
+
+--- The visual-mode mapping: ask for a question, send it with the selection as context.
+function M.send_selection()
+  local mode = vim.fn.mode()
+  local buf = vim.api.nvim_get_current_buf()
+  local v, cur = vim.fn.getpos('v'), vim.fn.getpos('.')
+  local s, e = v, cur
+  if s[2] > e[2] or (s[2] == e[2] and s[3] > e[3]) then
+    s, e = e, s
+  end
+  local item
+  if mode == 'v' then
+    item = M.context_item(buf, s[2], e[2], s[3] - 1, e[3] - 1)
+  else
+    item = M.context_item(buf, s[2], e[2])
+  end
+  vim.api.nvim_feedkeys(vim.keycode('<Esc>'), 'nx', false)
+  if not item then
+    vim.notify('acpls: the selection is not in a file', vim.log.levels.WARN)
+    return
+  end
+  vim.ui.input({ prompt = 'Ask the agent about the selection: ' }, function(text)
+    if text and vim.trim(text) ~= '' then
+      M.prompt(text, { item })
+    end
+  end)
+end
+
+function M.cancel()
+  local chat = M.current()
+  if chat then
+    chat:cancel()
+  else
+    for _, c in ipairs(client.clients()) do
+      client.exec(c.id, 'acpls.cancel', {})
+    end
+  end
+end
+
+function M.pick_mode()
+  local chat = M.current()
+  if chat then
+    chat:pick_mode()
+  else
+    vim.notify('acpls: no chat (:Acpls chat)')
+  end
+end
+
+function M.pick_config()
+  local chat = M.current()
+  if chat then
+    chat:pick_config()
+  else
+    vim.notify('acpls: no chat (:Acpls chat)')
+  end
+end
+
+--- `:Acpls sessions`: pick one of the chats and show it.
+function M.pick_chat()
+  local list = vim.tbl_filter(function(c)
+    return valid(c.out_buf)
+  end, chats)
+  if #list == 0 then
+    vim.notify('acpls: no chat yet (:Acpls chat)')
+    return
+  end
+  vim.ui.select(list, {
+    prompt = 'Chat',
+    format_item = function(c)
+      return ('%d: %s%s'):format(c.id, c.view.session.title or 'chat', c.session_id and (' [' .. c.session_id .. ']') or '')
+    end,
+  }, function(c)
+    if c then
+      c:show(true)
+    end
+  end)
+end
+
+---------------------------------------------------------------------------------------------------
+-- Server messages
+
+--- `acpls/sessionUpdate`
+function M.on_session_update(params, ctx)
+  local sid = params.sessionId
+  local chat = by_session[sid]
+  if chat then
+    chat:apply(params.update)
+    return
+  end
+  local orphan = orphans[sid]
+  if not orphan then
+    orphan = { updates = {}, client_id = ctx.client_id }
+    orphans[sid] = orphan
+  end
+  if #orphan.updates < MAX_ORPHAN_UPDATES then
+    table.insert(orphan.updates, params.update)
+  end
+  if pending_new == 0 then
+    M._adopt_orphans()
+  end
+end
+
+function M.on_agent_status(params, ctx)
+  for _, chat in ipairs(chats) do
+    if chat.client_id == ctx.client_id then
+      chat.view.session.agent = (type(params.agentInfo) == 'table' and params.agentInfo.name) or params.agent
+      chat:render({ chat.view:header_edit() })
+    end
+  end
+end
+
+--- Follow paused or resumed: shown in every chat header.
+function M.set_follow_paused(paused)
+  for _, chat in ipairs(chats) do
+    chat.view.session.followPaused = paused
+    chat:render({ chat.view:header_edit() })
+  end
+end
+
+--- A terminal's command or exit changed: re-render the tool calls that show it.
+function M.refresh_terminal(session_id, terminal_id, describe)
+  local chat = by_session[session_id]
+  if chat then
+    chat:render(chat.view:refresh_terminal(terminal_id, describe))
+  end
+end
+
+function M.on_client_exit(client_id, code, signal)
+  for _, chat in ipairs(chats) do
+    if chat.client_id == client_id then
+      if chat.session_id then
+        by_session[chat.session_id] = nil
+      end
+      chat.session_id = nil
+      chat.client_id = nil
+      chat.running = false
+      chat:note({ ('_acpls stopped (exit %s%s); the next prompt starts a new session_'):format(
+        tostring(code),
+        (signal and signal ~= 0) and (', signal ' .. signal) or ''
+      ) })
+    end
+  end
+end
+
+---------------------------------------------------------------------------------------------------
+-- Folding and completion
+
+--- foldexpr of the transcript window: thoughts are folded.
+function M.foldexpr(lnum)
+  local chat = by_buf[vim.api.nvim_get_current_buf()]
+  if not chat then
+    return '0'
+  end
+  local tick = vim.b.changedtick
+  if chat.fold_tick ~= tick then
+    chat.fold_tick = tick
+    local levels = {}
+    for _, r in ipairs(chat.view:thought_ranges()) do
+      levels[r[1] + 1] = '>1'
+      for l = r[1] + 2, r[2] + 1 do
+        levels[l] = '1'
+      end
+    end
+    chat.fold_levels = levels
+  end
+  return chat.fold_levels[lnum] or '0'
+end
+
+local function slash_items(chat, base)
+  local items = {}
+  for _, c in ipairs(chat.view.session.availableCommands or {}) do
+    local word = '/' .. tostring(c.name)
+    if vim.startswith(word, base) then
+      local hint = type(c.input) == 'table' and c.input.hint and (' ' .. c.input.hint) or ''
+      table.insert(items, { word = word, menu = c.description, info = (c.description or '') .. hint })
+    end
+  end
+  return items
+end
+
+--- omnifunc of the prompt buffer: the agent's slash commands.
+function M.omnifunc(findstart, base)
+  local chat = by_buf[vim.api.nvim_get_current_buf()]
+  if findstart == 1 then
+    local line = vim.api.nvim_get_current_line():sub(1, vim.fn.col('.') - 1)
+    local start = line:find('/%S*$')
+    if not chat or not start or vim.trim(line:sub(1, start - 1)) ~= '' then
+      return -3
+    end
+    return start - 1
+  end
+  return chat and slash_items(chat, base) or {}
+end
+
+--- Typing `/` at the start of the prompt lists the agent's commands.
+function M.complete_slash()
+  local chat = by_buf[vim.api.nvim_get_current_buf()]
+  if not chat or vim.fn.pumvisible() == 1 then
+    return
+  end
+  local line = vim.api.nvim_get_current_line():sub(1, vim.fn.col('.') - 1)
+  if line:match('^%s*/$') then
+    local items = slash_items(chat, '/')
+    if #items > 0 then
+      vim.fn.complete(#line, items)
+    end
+  end
+end
+
+--- For tests and statuslines: every chat's id, session and buffers.
+function M.list()
+  local out = {}
+  for _, c in ipairs(chats) do
+    table.insert(out, {
+      id = c.id,
+      sessionId = c.session_id,
+      buf = c.out_buf,
+      prompt_buf = c.in_buf,
+      running = c.running or false,
+    })
+  end
+  return out
+end
+
+M.by_session = function(sid)
+  return by_session[sid]
+end
+
+return M

@@ -1,0 +1,560 @@
+-- The chat transcript as lines, built from normalised session updates (editors/protocol.md 5.4).
+--
+-- Pure: no buffer or window access. `View:apply(update)` returns line edits (replace rows
+-- [first, last) with `lines`) that the chat module applies to its buffer, so a streamed chunk costs
+-- one small edit instead of a redraw of the whole chat. The view is a list of blocks; each block knows
+-- how many lines it has, so a block's position is the sum of the blocks before it.
+local M = {}
+
+local View = {}
+View.__index = View
+
+M.status_icons = {
+  pending = '○',
+  in_progress = '◐',
+  paused = '◑',
+  completed = '✓',
+  failed = '✗',
+  cancelled = '⊘',
+}
+
+local status_hl = {
+  pending = 'AcplsToolPending',
+  in_progress = 'AcplsToolRunning',
+  paused = 'AcplsToolPending',
+  completed = 'AcplsToolCompleted',
+  failed = 'AcplsToolFailed',
+  cancelled = 'AcplsToolFailed',
+}
+
+local plan_marks = { pending = '[ ]', in_progress = '[~]', completed = '[x]' }
+local plan_hl = {
+  pending = 'AcplsPlanPending',
+  in_progress = 'AcplsPlanInProgress',
+  completed = 'AcplsPlanCompleted',
+}
+
+local MAX_TOOL_TEXT_LINES = 12
+
+local function split(text)
+  return vim.split(text, '\n', { plain = true })
+end
+
+local function str(v)
+  return type(v) == 'string' and v or nil
+end
+
+--- One content block (ACP ContentBlock) as text.
+---@param block table?
+---@return string
+function M.content_text(block)
+  if type(block) ~= 'table' then
+    return ''
+  end
+  local t = block.type
+  if t == 'text' then
+    return str(block.text) or ''
+  elseif t == 'resource_link' then
+    return ('[%s](%s)'):format(str(block.name) or str(block.title) or str(block.uri) or 'link', str(block.uri) or '')
+  elseif t == 'resource' then
+    local res = type(block.resource) == 'table' and block.resource or {}
+    return ('[resource %s]'):format(str(res.uri) or '?')
+  elseif t == 'image' or t == 'audio' then
+    return ('[%s %s]'):format(t, str(block.mimeType) or '')
+  end
+  return ('[%s]'):format(tostring(t or 'content'))
+end
+
+function M.new()
+  local self = setmetatable({
+    blocks = {}, ---@type table[]
+    by_key = {}, ---@type table<string, table>
+    session = {
+      modes = nil,
+      configOptions = nil,
+      availableCommands = {},
+      title = nil,
+      state = nil,
+      usage = nil,
+      agent = nil,
+      sessionId = nil,
+      followPaused = false,
+    },
+    last_role = nil, ---@type string? role of the most recent item block (for headings)
+  }, View)
+  self:_add({ key = 'header', kind = 'header', nlines = 0 })
+  self:_add({ key = 'plan', kind = 'plan', nlines = 0, entries = {} })
+  return self
+end
+
+function View:_add(block)
+  table.insert(self.blocks, block)
+  block.index = #self.blocks
+  if block.key then
+    self.by_key[block.key] = block
+  end
+  return block
+end
+
+--- Row where `block` starts.
+function View:row_of(block)
+  local row = 0
+  for i = 1, block.index - 1 do
+    row = row + self.blocks[i].nlines
+  end
+  return row
+end
+
+function View:line_count()
+  local n = 0
+  for _, b in ipairs(self.blocks) do
+    n = n + b.nlines
+  end
+  return n
+end
+
+-- Replace all lines of `block` with `lines` (and highlights), returning the edit.
+function View:_replace(block, lines, hls)
+  local first = self:row_of(block)
+  local edit = { first = first, last = first + block.nlines, lines = lines, hls = hls or {} }
+  block.nlines = #lines
+  return edit
+end
+
+-- Appends a new block at the end, returning the edit.
+function View:_append(block, lines, hls)
+  local first = self:line_count()
+  self:_add(block)
+  block.nlines = #lines
+  return { first = first, last = first, lines = lines, hls = hls or {} }
+end
+
+---------------------------------------------------------------------------------------------------
+-- Rendering of each block kind.
+
+function View:render_header()
+  local s = self.session
+  local title = s.title or 'acpls chat'
+  local parts = {}
+  if s.agent then
+    table.insert(parts, s.agent)
+  end
+  if s.modes and s.modes.currentModeId then
+    local name = s.modes.currentModeId
+    for _, m in ipairs(s.modes.availableModes or {}) do
+      if m.id == s.modes.currentModeId then
+        name = m.name or name
+      end
+    end
+    table.insert(parts, 'mode: ' .. tostring(name))
+  end
+  if s.state then
+    table.insert(parts, tostring(s.state))
+  end
+  if s.usage and type(s.usage.used) == 'number' and type(s.usage.size) == 'number' then
+    table.insert(parts, ('context %d/%d'):format(s.usage.used, s.usage.size))
+  end
+  if s.followPaused then
+    table.insert(parts, 'follow paused')
+  end
+  local lines = { '# ' .. title }
+  if #parts > 0 then
+    table.insert(lines, '_' .. table.concat(parts, ' · ') .. '_')
+  end
+  return lines, { { 0, 'AcplsChatUser' }, { 1, 'AcplsChatMeta' } }
+end
+
+function View:render_plan(block)
+  if #block.entries == 0 then
+    return {}, {}
+  end
+  local lines, hls = { '', '## Plan' }, { { 1, 'AcplsChatUser' } }
+  for _, e in ipairs(block.entries) do
+    local status = str(e.status) or 'pending'
+    local mark = plan_marks[status] or ('[' .. status .. ']')
+    local prio = e.priority == 'high' and ' (!)' or ''
+    local text = (str(e.content) or ''):gsub('\n', ' ')
+    table.insert(lines, ('- %s %s%s'):format(mark, text, prio))
+    table.insert(hls, { #lines - 1, plan_hl[status] or 'AcplsPlanPending' })
+  end
+  return lines, hls
+end
+
+local function message_prefix(role)
+  return role == 'thought' and '> ' or ''
+end
+
+function View:render_message(block)
+  local prefix = message_prefix(block.role)
+  local lines, hls = { '' }, {}
+  if block.role == 'thought' then
+    table.insert(lines, '> _Thinking_')
+    table.insert(hls, { 1, 'AcplsChatThought' })
+  end
+  for _, l in ipairs(split(table.concat(block.parts))) do
+    table.insert(lines, prefix .. l)
+    if block.role == 'thought' then
+      table.insert(hls, { #lines - 1, 'AcplsChatThought' })
+    end
+  end
+  return lines, hls
+end
+
+local function count_lines(text)
+  if type(text) ~= 'string' or text == '' then
+    return 0
+  end
+  local n = select(2, text:gsub('\n', '\n'))
+  if text:sub(-1) ~= '\n' then
+    n = n + 1
+  end
+  return n
+end
+
+--- Lines describing one tool-call content item.
+---@param item table
+---@param terminal_info fun(id: string): string?
+---@return string[]
+local function tool_content_lines(item, terminal_info)
+  if type(item) ~= 'table' then
+    return {}
+  end
+  if item.type == 'content' then
+    local text = M.content_text(item.content)
+    local out = {}
+    local lines = split(text)
+    for i, l in ipairs(lines) do
+      if i > MAX_TOOL_TEXT_LINES then
+        table.insert(out, ('    … %d more lines'):format(#lines - MAX_TOOL_TEXT_LINES))
+        break
+      end
+      table.insert(out, '    ' .. l)
+    end
+    return out
+  elseif item.type == 'diff' then
+    if str(item.path) then
+      return {
+        ('  ✎ %s (+%d -%d)'):format(item.path, count_lines(item.newText), count_lines(item.oldText)),
+      }
+    end
+    local out = {}
+    for _, change in ipairs(type(item.changes) == 'table' and item.changes or {}) do
+      local path = type(change) == 'table' and (str(change.path) or str(change.newPath) or str(change.oldPath))
+      table.insert(out, ('  ✎ %s%s'):format(path or '?', change.kind and (' (' .. tostring(change.kind) .. ')') or ''))
+    end
+    if #out == 0 then
+      out = { '  ✎ diff' }
+    end
+    return out
+  elseif item.type == 'terminal' then
+    local id = tostring(item.terminalId or '?')
+    local info = terminal_info(id)
+    return { ('  ▣ terminal %s%s'):format(id, info and (': ' .. info) or '') }
+  end
+  return { ('  [%s]'):format(tostring(item.type or 'item')) }
+end
+
+function View:render_tool(block, terminal_info)
+  local tc = block.toolCall
+  local status = str(tc.status) or 'pending'
+  local icon = M.status_icons[status] or '◐'
+  local kind = tc.kind ~= nil and tostring(tc.kind) or 'other'
+  local title = (str(tc.title) or str(tc.name) or tostring(tc.toolCallId)):gsub('\n', ' ')
+  local lines = { '', ('%s %s · %s · %s'):format(icon, kind, title, status) }
+  local hls = { { 1, status_hl[status] or 'AcplsToolRunning' } }
+  for _, loc in ipairs(type(tc.locations) == 'table' and tc.locations or {}) do
+    if type(loc) == 'table' and str(loc.path) then
+      table.insert(lines, ('  → %s%s'):format(loc.path, type(loc.line) == 'number' and (':' .. loc.line) or ''))
+      table.insert(hls, { #lines - 1, 'AcplsChatMeta' })
+    end
+  end
+  for _, item in ipairs(type(tc.content) == 'table' and tc.content or {}) do
+    vim.list_extend(lines, tool_content_lines(item, terminal_info))
+  end
+  return lines, hls
+end
+
+---------------------------------------------------------------------------------------------------
+-- Updates.
+
+local function role_heading(role)
+  if role == 'user' then
+    return '## You'
+  end
+  return '## Agent'
+end
+
+-- Before an item of `role` ('user' or 'agent'), add a heading when the speaker changes.
+function View:_heading(role, edits)
+  local side = role == 'user' and 'user' or 'agent'
+  if self.last_role ~= side then
+    self.last_role = side
+    table.insert(edits, self:_append({ kind = 'heading' }, { '', role_heading(side) }, { { 1, 'AcplsChatUser' } }))
+  end
+end
+
+-- The user's own prompt is shown as soon as it is sent; the first user message the agent echoes in
+-- that turn takes its place instead of showing the prompt twice.
+function View:_adopt_user(id, role)
+  local block = self.pending_user
+  if role ~= 'user' or not block then
+    return nil
+  end
+  self.pending_user = nil
+  self.by_key[id] = block
+  block.key = id
+  block.parts = {}
+  return block
+end
+
+function View:_message_chunk(u, edits)
+  local role = str(u.role) or 'agent'
+  local id = 'msg:' .. tostring(u.messageId or role)
+  local text = M.content_text(u.content)
+  local block = self.by_key[id]
+  if not block then
+    block = self:_adopt_user(id, role)
+    if block then
+      block.parts = { text }
+      local lines, hls = self:render_message(block)
+      block.rendered_last = lines[#lines]
+      table.insert(edits, self:_replace(block, lines, hls))
+      return
+    end
+    self:_heading(role, edits)
+    block = { key = id, kind = 'message', role = role, parts = { text } }
+    local lines, hls = self:render_message(block)
+    block.rendered_last = lines[#lines]
+    table.insert(edits, self:_append(block, lines, hls))
+    return
+  end
+  table.insert(block.parts, text)
+  -- Fast path: only the block's last line and the new ones change.
+  local pieces = split(text)
+  local prefix = message_prefix(role)
+  local first = self:row_of(block) + block.nlines - 1
+  local lines, hls = { block.rendered_last .. pieces[1] }, {}
+  for i = 2, #pieces do
+    table.insert(lines, prefix .. pieces[i])
+  end
+  if role == 'thought' then
+    for i = 1, #lines do
+      table.insert(hls, { i - 1, 'AcplsChatThought' })
+    end
+  end
+  block.rendered_last = lines[#lines]
+  block.nlines = block.nlines + #lines - 1
+  table.insert(edits, { first = first, last = first + 1, lines = lines, hls = hls })
+end
+
+--- Show the prompt the user just sent.
+---@param text string
+---@return table[] edits
+function View:user_prompt(text)
+  local edits = {}
+  self:_heading('user', edits)
+  local block = { key = nil, kind = 'message', role = 'user', parts = { text } }
+  local lines, hls = self:render_message(block)
+  block.rendered_last = lines[#lines]
+  table.insert(edits, self:_append(block, lines, hls))
+  self.pending_user = block
+  return edits
+end
+
+function View:_message(u, edits)
+  local role = str(u.role) or 'agent'
+  local id = 'msg:' .. tostring(u.messageId or role)
+  local parts = {}
+  for _, c in ipairs(type(u.content) == 'table' and u.content or {}) do
+    table.insert(parts, M.content_text(c))
+  end
+  local block = self.by_key[id] or self:_adopt_user(id, role)
+  if not block then
+    self:_heading(role, edits)
+    block = { key = id, kind = 'message', role = role, parts = parts }
+    local lines, hls = self:render_message(block)
+    block.rendered_last = lines[#lines]
+    table.insert(edits, self:_append(block, lines, hls))
+    return
+  end
+  block.parts = parts
+  local lines, hls = self:render_message(block)
+  block.rendered_last = lines[#lines]
+  table.insert(edits, self:_replace(block, lines, hls))
+end
+
+function View:_tool_call(u, edits, terminal_info)
+  local tc = type(u.toolCall) == 'table' and u.toolCall or {}
+  local id = 'tool:' .. tostring(tc.toolCallId)
+  local block = self.by_key[id]
+  if not block then
+    self:_heading('agent', edits)
+    block = { key = id, kind = 'tool', toolCall = tc }
+    local lines, hls = self:render_tool(block, terminal_info)
+    table.insert(edits, self:_append(block, lines, hls))
+    return
+  end
+  block.toolCall = tc
+  local lines, hls = self:render_tool(block, terminal_info)
+  table.insert(edits, self:_replace(block, lines, hls))
+end
+
+--- A line of text at the end of the chat (notices, turn ends, errors).
+---@param lines string[]
+---@param hl string?
+function View:note(lines, hl)
+  local hls = {}
+  for i = 1, #lines do
+    table.insert(hls, { i - 1, hl or 'AcplsChatMeta' })
+  end
+  local all = { '' }
+  vim.list_extend(all, lines)
+  for _, h in ipairs(hls) do
+    h[1] = h[1] + 1
+  end
+  return { self:_append({ kind = 'note' }, all, hls) }
+end
+
+--- The turn ended: note why, and stop waiting for the agent to echo the prompt.
+---@param stop_reason string
+function View:turn_ended(stop_reason)
+  self.pending_user = nil
+  return self:note({ ('_turn ended: %s_'):format(stop_reason) })
+end
+
+--- Re-render the header (after session state changed).
+function View:header_edit()
+  local lines, hls = self:render_header()
+  return self:_replace(self.by_key.header, lines, hls)
+end
+
+--- Re-render the tool calls that show terminal `terminal_id` (its command or exit changed).
+function View:refresh_terminal(terminal_id, terminal_info)
+  local edits = {}
+  for _, block in ipairs(self.blocks) do
+    if block.kind == 'tool' then
+      for _, item in ipairs(type(block.toolCall.content) == 'table' and block.toolCall.content or {}) do
+        if type(item) == 'table' and item.type == 'terminal' and tostring(item.terminalId) == terminal_id then
+          local lines, hls = self:render_tool(block, terminal_info)
+          table.insert(edits, self:_replace(block, lines, hls))
+          break
+        end
+      end
+    end
+  end
+  return edits
+end
+
+--- Apply one normalised session update.
+---@param u table the `update` of an `acpls/sessionUpdate`
+---@param terminal_info? fun(id: string): string? a short description of a terminal
+---@return table[] edits
+function View:apply(u, terminal_info)
+  terminal_info = terminal_info or function() end
+  local edits = {}
+  local kind = u.sessionUpdate
+  local s = self.session
+  if kind == 'message_chunk' then
+    self:_message_chunk(u, edits)
+  elseif kind == 'message' then
+    self:_message(u, edits)
+  elseif kind == 'tool_call' then
+    self:_tool_call(u, edits, terminal_info)
+  elseif kind == 'plan' then
+    local block = self.by_key.plan
+    block.entries = type(u.entries) == 'table' and u.entries or {}
+    local lines, hls = self:render_plan(block)
+    table.insert(edits, self:_replace(block, lines, hls))
+  elseif kind == 'available_commands' then
+    s.availableCommands = type(u.availableCommands) == 'table' and u.availableCommands or {}
+  elseif kind == 'modes' then
+    s.modes = { currentModeId = u.currentModeId, availableModes = u.availableModes or {} }
+    table.insert(edits, self:header_edit())
+  elseif kind == 'config_options' then
+    s.configOptions = type(u.configOptions) == 'table' and u.configOptions or {}
+  elseif kind == 'session_info' then
+    if str(u.title) then
+      s.title = u.title
+    end
+    table.insert(edits, self:header_edit())
+  elseif kind == 'usage' then
+    s.usage = u
+    table.insert(edits, self:header_edit())
+  elseif kind == 'state' then
+    s.state = str(u.state) or tostring(u.state)
+    table.insert(edits, self:header_edit())
+    if type(u.error) == 'table' or str(u.error) then
+      local msg = type(u.error) == 'table' and (str(u.error.message) or vim.inspect(u.error)) or u.error
+      vim.list_extend(edits, self:note({ '**error**: ' .. msg }, 'AcplsToolFailed'))
+    end
+  elseif kind == 'notice' then
+    local line = ('> **%s**: %s'):format(tostring(u.severity or 'info'), tostring(u.title or ''))
+    local lines = { line }
+    if str(u.description) then
+      for _, l in ipairs(split(u.description)) do
+        table.insert(lines, '> ' .. l)
+      end
+    end
+    vim.list_extend(edits, self:note(lines, 'AcplsChatNotice'))
+  elseif kind == 'compaction' then
+    local id = 'compaction:' .. tostring(u.compactionId)
+    local lines = { '', ('> _context compaction: %s_'):format(tostring(u.status or '?')) }
+    if str(u.summary) then
+      for _, l in ipairs(split(u.summary)) do
+        table.insert(lines, '> ' .. l)
+      end
+    end
+    local block = self.by_key[id]
+    local hls = { { 1, 'AcplsChatMeta' } }
+    if block then
+      table.insert(edits, self:_replace(block, lines, hls))
+    else
+      table.insert(edits, self:_append({ key = id, kind = 'compaction' }, lines, hls))
+    end
+  elseif kind == 'auto_permission' then
+    local tc = type(u.toolCall) == 'table' and u.toolCall or {}
+    vim.list_extend(
+      edits,
+      self:note({
+        ('_acpls answered %s (%s) for: %s_'):format(
+          tostring(u.optionKind or '?'),
+          tostring(u.optionId or '?'),
+          tostring(tc.title or tc.toolCallId or '?')
+        ),
+      })
+    )
+  else
+    -- An update acpls does not know: shown generically, never dropped silently.
+    vim.list_extend(edits, self:note({ ('_update: %s_'):format(tostring(kind)) }))
+  end
+  return edits
+end
+
+--- Where each folded thought is: {first_row, last_row} (0-based, inclusive), in order.
+function View:thought_ranges()
+  local ranges, row = {}, 0
+  for _, b in ipairs(self.blocks) do
+    if b.kind == 'message' and b.role == 'thought' and b.nlines > 1 then
+      table.insert(ranges, { row + 1, row + b.nlines - 1 })
+    end
+    row = row + b.nlines
+  end
+  return ranges
+end
+
+--- Apply edits to a plain list of lines (for tests and for checking the buffer stays in step).
+---@param lines string[]
+---@param edits table[]
+function M.apply_edits(lines, edits)
+  for _, e in ipairs(edits) do
+    for _ = e.first + 1, e.last do
+      table.remove(lines, e.first + 1)
+    end
+    for i, l in ipairs(e.lines) do
+      table.insert(lines, e.first + i, l)
+    end
+  end
+  return lines
+end
+
+return M

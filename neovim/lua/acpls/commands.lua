@@ -1,0 +1,188 @@
+-- `:Acpls {subcommand}`: dispatch and completion.
+local M = {}
+
+local function chat()
+  return require('acpls.chat')
+end
+
+local function client()
+  return require('acpls.client')
+end
+
+-- The range of `:'<,'>Acpls prompt …` as a context item.
+local function range_context(args)
+  if args.range == 0 then
+    return nil
+  end
+  local item = chat().context_item(vim.api.nvim_get_current_buf(), args.line1, args.line2)
+  return item and { item } or nil
+end
+
+---@type table<string, {run: fun(rest: string[], args: table), complete?: string[], desc: string}>
+M.subcommands = {
+  chat = {
+    desc = 'open the chat (`new`: a new chat with its own session)',
+    complete = { 'new' },
+    run = function(rest)
+      chat().open({ new = rest[1] == 'new' })
+    end,
+  },
+  prompt = {
+    desc = 'send {text} to the agent (with a range: those lines as context)',
+    run = function(rest, args)
+      local text = table.concat(rest, ' ')
+      if vim.trim(text) == '' then
+        vim.notify('acpls: :Acpls prompt {text}', vim.log.levels.ERROR)
+        return
+      end
+      chat().prompt(text, range_context(args))
+    end,
+  },
+  cancel = {
+    desc = 'cancel the running turn',
+    run = function()
+      chat().cancel()
+    end,
+  },
+  follow = {
+    desc = 'follow the agent: on, off or toggle',
+    complete = { 'on', 'off', 'toggle' },
+    run = function(rest)
+      require('acpls.follow').set(rest[1] or 'toggle')
+    end,
+  },
+  mode = {
+    desc = "pick the agent's mode",
+    run = function()
+      chat().pick_mode()
+    end,
+  },
+  config = {
+    desc = "pick one of the agent's config options",
+    run = function()
+      chat().pick_config()
+    end,
+  },
+  sessions = {
+    desc = 'pick a chat',
+    run = function()
+      chat().pick_chat()
+    end,
+  },
+  permissions = {
+    desc = 'answer a waiting permission request',
+    run = function()
+      require('acpls.permission').pick()
+    end,
+  },
+  terminals = {
+    desc = "list the agent's terminals",
+    run = function()
+      require('acpls.terminals').pick()
+    end,
+  },
+  review = {
+    desc = "the agent's changes in the quickfix list",
+    run = function()
+      require('acpls.review').review()
+    end,
+  },
+  keep = {
+    desc = 'keep the change under the cursor',
+    run = function()
+      require('acpls.review').hunk('keep')
+    end,
+  },
+  reject = {
+    desc = 'reject the change under the cursor',
+    run = function()
+      require('acpls.review').hunk('reject')
+    end,
+  },
+  keepall = {
+    desc = 'keep every change (`file`: of the current file)',
+    complete = { 'file' },
+    run = function(rest)
+      require('acpls.review').all('keep', rest[1] == 'file')
+    end,
+  },
+  rejectall = {
+    desc = 'reject every change (`file`: of the current file)',
+    complete = { 'file' },
+    run = function(rest)
+      require('acpls.review').all('reject', rest[1] == 'file')
+    end,
+  },
+  transcript = {
+    desc = "open the session's markdown transcript",
+    run = function()
+      local c = chat().current()
+      local id = (c and c.client_id) or client().ensure()
+      if id then
+        client().exec(id, 'acpls.openTranscript', { sessionId = c and c.session_id or nil })
+      end
+    end,
+  },
+  start = {
+    desc = 'start acpls for this workspace',
+    run = function()
+      client().ensure()
+    end,
+  },
+  stop = {
+    desc = 'stop acpls (and its agent)',
+    run = function()
+      for _, c in ipairs(client().clients()) do
+        c:stop()
+      end
+    end,
+  },
+  restart = {
+    desc = 'restart the agent',
+    run = function()
+      for _, c in ipairs(client().clients()) do
+        client().exec(c.id, 'acpls.restartAgent', {})
+      end
+    end,
+  },
+  install = {
+    desc = 'install acpls into a virtualenv under stdpath("data")',
+    run = function()
+      require('acpls.install').install()
+    end,
+  },
+  health = {
+    desc = ':checkhealth acpls',
+    run = function()
+      vim.cmd('checkhealth acpls')
+    end,
+  },
+}
+
+function M.run(args)
+  local name = args.fargs[1] or 'chat'
+  local sub = M.subcommands[name]
+  if not sub then
+    vim.notify(('acpls: unknown subcommand %q (see :help acpls-commands)'):format(name), vim.log.levels.ERROR)
+    return
+  end
+  sub.run(vim.list_slice(args.fargs, 2), args)
+end
+
+function M.complete(arglead, line, _pos)
+  local after = line:match('Acpls!?%s+(.*)$') or ''
+  local words = vim.split(after, '%s+', { trimempty = false })
+  local candidates
+  if #words <= 1 then
+    candidates = vim.tbl_keys(M.subcommands)
+    table.sort(candidates)
+  else
+    local sub = M.subcommands[words[1]]
+    candidates = sub and sub.complete or {}
+  end
+  return vim.tbl_filter(function(n)
+    return vim.startswith(n, arglead)
+  end, candidates)
+end
+
+return M
