@@ -156,18 +156,22 @@ def _is_union(tp: Any) -> bool:
     return origin is typing.Union or origin is types.UnionType
 
 
+_INTERNAL_FIELDS = ("extra", "wire_order")
+
+
 def _make_model_structure(cls: type[AcpModel], conv: cattrs.Converter) -> Callable[..., Any]:
-    fields = attrs.fields(cls)
-    overrides = {f.name: override(rename=wire_name(f.name)) for f in fields if f.name != "extra"}
-    overrides["extra"] = override(omit=True)
+    fields = [f for f in attrs.fields(cls) if f.name not in _INTERNAL_FIELDS]
+    overrides = {f.name: override(rename=wire_name(f.name)) for f in fields}
+    overrides.update({name: override(omit=True) for name in _INTERNAL_FIELDS})
     generated = make_dict_structure_fn(cls, conv, **overrides)  # type: ignore[arg-type]
-    known = frozenset(wire_name(f.name) for f in fields if f.name != "extra")
+    known = frozenset(wire_name(f.name) for f in fields)
     class_name = cls.__name__
 
     def structure(value: Any, _: Any) -> Any:
         if type(value) is not dict:
             raise TypeError(f"{class_name}: expected an object, got {_json_type(value)}")
         obj = generated(value, cls)
+        obj.wire_order = tuple(value)
         unknown = value.keys() - known
         if unknown:
             obj.extra = {key: value[key] for key in value if key in unknown}
@@ -190,12 +194,12 @@ def _strip_optional(tp: Any) -> Any:
 
 
 def _make_model_unstructure(cls: type[AcpModel], conv: cattrs.Converter) -> Callable[..., Any]:
-    """Writes fields in declaration order (the schema's), so a payload sent in that order
-    round-trips byte for byte; OMITTED fields are left out, unknown keys are appended."""
+    """Writes a structured object's keys in the order they arrived (a built one's in declaration
+    order, the schema's), so round trips are byte-exact; OMITTED fields are left out."""
     attrs.resolve_types(cls)
     specs: list[tuple[str, str, Callable[[Any], Any] | None, bool]] = []
     for f in attrs.fields(cls):
-        if f.name == "extra":
+        if f.name in _INTERNAL_FIELDS:
             continue
         inner = _strip_optional(f.type)
         hook = None if inner in _PASSTHROUGH else conv.get_unstructure_hook(inner)
@@ -213,6 +217,12 @@ def _make_model_unstructure(cls: type[AcpModel], conv: cattrs.Converter) -> Call
         if extra:
             for key, value in extra.items():
                 out.setdefault(key, value)
+        order = obj.wire_order
+        if order is not None and tuple(out) != order:
+            # The sender's order first; keys set since then follow in declaration order.
+            reordered = {key: out[key] for key in order if key in out}
+            reordered.update(out)
+            return reordered
         return out
 
     return unstructure

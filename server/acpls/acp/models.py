@@ -196,9 +196,12 @@ class AcpModel:
 
     `extra` holds the keys of the wire object that the model does not declare (None when there
     were none, so the common case allocates nothing); `unstructure` writes them back.
+    `wire_order` is the key order of the object it was structured from, so `unstructure` writes
+    the same bytes back whatever order the sender used (None: declaration order).
     """
 
     extra: JsonObject | None = attrs.field(default=None, repr=False)
+    wire_order: tuple[str, ...] | None = attrs.field(default=None, repr=False, eq=False)
 
 
 @attrs.define

@@ -1,0 +1,533 @@
+"""ACP models and converter: exact round trips, patch semantics, open enums, raw unknowns."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from acpls.acp import models as m
+from acpls.acp.converter import (
+    SESSION_UPDATE_MODELS,
+    converter,
+    structure,
+    structure_session_update,
+    unstructure,
+    wire_name,
+)
+from acpls.acp.models import OMITTED, AcpModelError, Omitted, RawItem, is_custom
+
+
+def wire(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def round_trip(payload: dict[str, Any], cls: Any) -> Any:
+    model = structure(payload, cls)
+    back = unstructure(model)
+    assert wire(back) == wire(payload), "round trip must be byte-exact"
+    return model
+
+
+# --------------------------------------------------------------------------- sentinel
+
+
+def test_omitted_is_a_falsy_singleton() -> None:
+    assert OMITTED is Omitted.OMITTED
+    assert not OMITTED
+    assert repr(OMITTED) == "OMITTED"
+    assert OMITTED is not None
+
+
+def test_wire_names() -> None:
+    assert wire_name("tool_call_id") == "toolCallId"
+    assert wire_name("meta") == "_meta"
+    assert wire_name("session_update") == "sessionUpdate"
+    assert wire_name("type") == "type"
+
+
+# --------------------------------------------------------------------------- patch fields
+
+PATCH_FIELDS: dict[str, Any] = {
+    "title": "Run tests",
+    "name": "bash",
+    "kind": "execute",
+    "status": "in_progress",
+    "content": [{"type": "content", "content": {"type": "text", "text": "ok"}}],
+    "locations": [{"path": "/ws/a.py", "line": 3}],
+    "rawInput": {"command": "pytest"},
+    "rawOutput": {"exit": 0},
+    "capabilities": {"cancel": {}},
+    "_meta": {"x": 1},
+}
+
+ATTRIBUTE = {
+    "title": "title",
+    "name": "name",
+    "kind": "kind",
+    "status": "status",
+    "content": "content",
+    "locations": "locations",
+    "rawInput": "raw_input",
+    "rawOutput": "raw_output",
+    "capabilities": "capabilities",
+    "_meta": "meta",
+}
+
+
+@pytest.mark.parametrize("field", list(PATCH_FIELDS))
+def test_tool_call_update_patch_field_omitted(field: str) -> None:
+    model = round_trip({"sessionUpdate": "tool_call_update", "toolCallId": "c"}, m.ToolCallUpdate)
+    assert getattr(model, ATTRIBUTE[field]) is OMITTED
+
+
+@pytest.mark.parametrize("field", list(PATCH_FIELDS))
+def test_tool_call_update_patch_field_null(field: str) -> None:
+    payload = {"sessionUpdate": "tool_call_update", "toolCallId": "c", field: None}
+    model = round_trip(payload, m.ToolCallUpdate)
+    assert getattr(model, ATTRIBUTE[field]) is None
+
+
+@pytest.mark.parametrize("field", list(PATCH_FIELDS))
+def test_tool_call_update_patch_field_value(field: str) -> None:
+    payload = {"sessionUpdate": "tool_call_update", "toolCallId": "c", field: PATCH_FIELDS[field]}
+    model = round_trip(payload, m.ToolCallUpdate)
+    value = getattr(model, ATTRIBUTE[field])
+    assert value is not OMITTED and value is not None
+
+
+def test_every_patch_field_at_once_round_trips_in_schema_order() -> None:
+    payload = {"sessionUpdate": "tool_call_update", "toolCallId": "c", **PATCH_FIELDS}
+    model = round_trip(payload, m.ToolCallUpdate)
+    assert isinstance(model.content, list)
+    assert isinstance(model.content[0], m.ContentToolCallContent)
+    assert model.locations == [m.ToolCallLocation(path="/ws/a.py", line=3)]
+
+
+@pytest.mark.parametrize(
+    ("cls", "base", "fields"),
+    [
+        (
+            m.TerminalUpdate,
+            {"sessionUpdate": "terminal_update", "terminalId": "t1"},
+            {
+                "command": "pytest -q",
+                "cwd": "/ws",
+                "output": {"data": "aGk="},
+                "exitStatus": {"exitCode": 1, "signal": None},
+                "size": {"cols": 80, "rows": 24},
+                "capabilities": {"cancel": {}},
+                "_meta": {"k": "v"},
+            },
+        ),
+        (
+            m.SessionInfoUpdate,
+            {"sessionUpdate": "session_info_update"},
+            {"title": "Fix the build", "updatedAt": "2026-11-30T06:00:00Z", "_meta": {}},
+        ),
+        (
+            m.MessageUpsert,
+            {"sessionUpdate": "agent_message", "messageId": "m1"},
+            {"content": [{"type": "text", "text": "hi"}], "_meta": {"a": None}},
+        ),
+    ],
+)
+def test_other_upserts_keep_omitted_null_and_value_apart(
+    cls: Any, base: dict[str, Any], fields: dict[str, Any]
+) -> None:
+    assert unstructure(structure(base, cls)) == base
+    for key, value in fields.items():
+        round_trip({**base, key: None}, cls)
+        round_trip({**base, key: value}, cls)
+    round_trip({**base, **fields}, cls)
+
+
+def test_terminal_update_fields_structure_to_models() -> None:
+    payload = {
+        "sessionUpdate": "terminal_update",
+        "terminalId": "t1",
+        "output": {"data": "aGk="},
+        "exitStatus": {"signal": "SIGTERM"},
+    }
+    model = structure_session_update(payload)
+    assert isinstance(model, m.TerminalUpdate)
+    assert model.output == m.TerminalOutput(data="aGk=")
+    assert isinstance(model.exit_status, m.TerminalExitStatus)
+    assert model.exit_status.signal == "SIGTERM"
+    assert model.exit_status.exit_code is OMITTED
+    assert model.command is OMITTED
+
+
+def test_constructed_models_omit_what_was_not_set() -> None:
+    update = m.ToolCallUpdate(tool_call_id="c", status="completed", title=None)
+    assert unstructure(update) == {"toolCallId": "c", "title": None, "status": "completed"}
+
+
+# --------------------------------------------------------------------------- open enums
+
+
+@pytest.mark.parametrize("value", ["_acme_review", "quantum", "paused", "cancelled"])
+def test_unknown_and_custom_enum_values_are_kept(value: str) -> None:
+    payload = {"sessionUpdate": "tool_call_update", "toolCallId": "c", "kind": value}
+    payload["status"] = value
+    model = round_trip(payload, m.ToolCallUpdate)
+    assert model.kind == model.status == value
+    option = round_trip({"optionId": "o", "name": "Maybe", "kind": value}, m.PermissionOption)
+    assert option.kind == value
+    response = round_trip({"stopReason": value}, m.PromptResponse)
+    assert response.stop_reason == value
+
+
+def test_enum_helpers() -> None:
+    assert is_custom("_mine") and not is_custom("read")
+    assert m.ToolKind.is_known("read") and not m.ToolKind.is_known("_mine")
+    assert m.ToolCallStatus.is_known("paused")
+    assert m.PermissionOptionKind.ALLOW_ALWAYS == "allow_always"
+    assert m.StopReason.is_known("max_turn_requests")
+    assert m.PlanEntryStatus.is_known("cancelled")
+    assert set(SESSION_UPDATE_MODELS) == set(m.SessionUpdateKind.KNOWN)
+
+
+# --------------------------------------------------------------------------- unknowns kept raw
+
+
+def test_unknown_content_items_and_blocks_are_kept_raw() -> None:
+    payload = {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "c",
+        "content": [
+            {"type": "_acme_chart", "series": [1, 2, 3]},
+            {"type": "content", "content": {"type": "hologram", "depth": 3}},
+            {"type": "diff", "path": "/a", "oldText": None, "newText": "x"},
+            {"type": "diff", "changes": [{"operation": "_teleport", "path": "/b"}]},
+            {"type": "terminal", "terminalId": "t9"},
+        ],
+    }
+    model = round_trip(payload, m.ToolCallUpdate)
+    assert isinstance(model.content, list)
+    first, second, third, fourth, fifth = model.content
+    assert first == RawItem({"type": "_acme_chart", "series": [1, 2, 3]})
+    assert isinstance(second, m.ContentToolCallContent)
+    assert isinstance(second.content, RawItem) and second.content.type == "hologram"
+    assert isinstance(third, m.DiffV1) and third.old_text is None
+    assert isinstance(fourth, m.DiffV2) and fourth.patch is OMITTED
+    assert isinstance(fifth, m.TerminalToolCallContent) and fifth.terminal_id == "t9"
+
+
+def test_unknown_session_update_is_kept_raw() -> None:
+    payload = {"sessionUpdate": "_acme_progress", "percent": 40}
+    model = structure_session_update(payload)
+    assert model == RawItem(payload)
+    assert unstructure(model) is payload
+    notification = round_trip({"sessionId": "s", "update": payload}, m.SessionNotification)
+    assert notification.update == RawItem(payload)
+
+
+def test_unknown_plan_content_and_permission_outcome_are_kept_raw() -> None:
+    plan = {"sessionUpdate": "plan_update", "plan": {"type": "_markdown", "planId": "p", "md": "#"}}
+    assert isinstance(round_trip(plan, m.PlanUpdate).plan, RawItem)
+    outcome = {"outcome": {"outcome": "_deferred", "until": 3}}
+    assert isinstance(round_trip(outcome, m.RequestPermissionResponse).outcome, RawItem)
+
+
+def test_unknown_keys_of_known_objects_are_written_back() -> None:
+    payload = {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "c",
+        "status": "completed",
+        "parentToolCallId": "c0",
+        "locations": [{"path": "/a", "column": 7}],
+    }
+    model = round_trip(payload, m.ToolCallUpdate)
+    assert model.extra == {"parentToolCallId": "c0"}
+    assert isinstance(model.locations, list)
+    assert model.locations[0].extra == {"column": 7}
+
+
+ODD_META = {"zed.dev": {"terminal": True}, "_x": [1, {"y": None}], "class": "k", "": 0}
+
+
+def test_meta_with_odd_keys_round_trips_byte_for_byte() -> None:
+    payloads: list[tuple[dict[str, Any], Any]] = [
+        ({"sessionUpdate": "tool_call_update", "toolCallId": "c", "_meta": ODD_META}, None),
+        ({"type": "text", "text": "x", "_meta": ODD_META}, m.ContentBlock),
+        ({"sessionId": "s", "options": [], "_meta": ODD_META}, m.RequestPermissionRequest),
+        ({"name": "agent", "version": "1", "_meta": ODD_META}, m.Implementation),
+    ]
+    for payload, cls in payloads:
+        model = structure_session_update(payload) if cls is None else structure(payload, cls)
+        assert model.meta is payload["_meta"]  # kept raw, not copied or re-keyed
+        assert wire(unstructure(model)) == wire(payload)
+
+
+def test_content_blocks_of_every_type_round_trip() -> None:
+    blocks = [
+        {"type": "text", "text": "hi", "annotations": {"priority": 0.5}},
+        {"type": "image", "data": "aGk=", "mimeType": "image/png", "uri": None},
+        {"type": "audio", "data": "aGk=", "mimeType": "audio/wav"},
+        {"type": "resource_link", "name": "a", "uri": "file:///a", "size": 3},
+        {"type": "resource", "resource": {"uri": "file:///a", "text": "x", "mimeType": None}},
+        {"type": "resource", "resource": {"uri": "file:///b", "blob": "aGk="}},
+        {"type": "resource", "resource": {"uri": "file:///c", "_future": 1}},
+    ]
+    prompt = round_trip({"sessionId": "s", "prompt": blocks}, m.PromptRequest)
+    kinds = [type(block).__name__ for block in prompt.prompt]
+    assert kinds == [
+        "TextContent",
+        "ImageContent",
+        "AudioContent",
+        "ResourceLink",
+        "EmbeddedResource",
+        "EmbeddedResource",
+        "EmbeddedResource",
+    ]
+    last = prompt.prompt[-1]
+    assert isinstance(last, m.EmbeddedResource) and isinstance(last.resource, RawItem)
+
+
+# --------------------------------------------------------------------------- received messages
+
+
+def test_initialize_response_helpers_v1() -> None:
+    payload = {
+        "protocolVersion": 1,
+        "agentCapabilities": {
+            "loadSession": True,
+            "promptCapabilities": {"image": True, "embeddedContext": True},
+            "sessionCapabilities": {"list": {}, "resume": {}},
+        },
+        "authMethods": [{"id": "login", "name": "Log in"}],
+        "agentInfo": {"name": "claude", "version": "1.2"},
+    }
+    response = round_trip(payload, m.InitializeResponse)
+    assert response.implementation() == m.Implementation(name="claude", version="1.2")
+    assert response.supports_load_session() and response.supports_list_sessions()
+    assert response.supports_resume_session() and not response.supports_close_session()
+    assert response.supports_embedded_context() and response.supports_image()
+    assert not response.supports_audio()
+
+
+def test_initialize_response_helpers_v2() -> None:
+    payload = {
+        "protocolVersion": 2,
+        "info": {"name": "demo", "version": "0.1"},
+        "capabilities": {"session": {"prompt": {"embeddedContext": {}}}},
+        "authMethods": [{"type": "agent", "methodId": "m", "name": "Log in"}],
+    }
+    response = round_trip(payload, m.InitializeResponse)
+    assert response.implementation() == m.Implementation(name="demo", version="0.1")
+    assert not response.supports_load_session()
+    assert response.supports_resume_session() and response.supports_list_sessions()
+    assert response.supports_embedded_context() and not response.supports_image()
+    bare = structure({"protocolVersion": 2, "info": payload["info"]}, m.InitializeResponse)
+    assert not bare.supports_sessions()
+
+
+def test_session_responses_of_both_versions() -> None:
+    v1 = {
+        "sessionId": "s1",
+        "modes": {
+            "currentModeId": "ask",
+            "availableModes": [{"id": "ask", "name": "Ask"}, {"id": "code", "name": "Code"}],
+        },
+        "configOptions": [{"id": "model", "name": "Model", "type": "select"}],
+    }
+    v2 = {
+        "sessionId": "s2",
+        "configOptions": [],
+        "availableCommands": [{"type": "command", "name": "plan", "description": "Plan"}],
+    }
+    first = round_trip(v1, m.NewSessionResponse)
+    assert isinstance(first.modes, m.SessionModeState)
+    assert [mode.id for mode in first.modes.available_modes] == ["ask", "code"]
+    assert round_trip(v2, m.NewSessionResponse).available_commands == v2["availableCommands"]
+    assert round_trip({"stopReason": "end_turn"}, m.PromptResponse).message_id is OMITTED
+    assert round_trip({"messageId": "u1"}, m.PromptResponse).stop_reason is OMITTED
+    listed = round_trip(
+        {"sessions": [{"sessionId": "s", "cwd": "/ws", "title": None}], "nextCursor": "n"},
+        m.ListSessionsResponse,
+    )
+    assert listed.sessions[0].title is None
+
+
+def test_permission_requests_of_both_versions() -> None:
+    options = [
+        {"optionId": "a", "name": "Allow", "kind": "allow_once"},
+        {"optionId": "z", "name": "Sandbox", "kind": "_sandbox"},
+    ]
+    v1 = {"sessionId": "s", "toolCall": {"toolCallId": "c", "title": "Edit"}, "options": options}
+    v2 = {
+        "sessionId": "s",
+        "title": "Run pytest?",
+        "description": None,
+        "subject": {"type": "command", "command": "pytest", "cwd": "/ws"},
+        "options": options,
+    }
+    first = round_trip(v1, m.RequestPermissionRequest)
+    assert isinstance(first.tool_call, m.ToolCallUpdate) and first.tool_call.title == "Edit"
+    second = round_trip(v2, m.RequestPermissionRequest)
+    assert second.tool_call is OMITTED and second.subject == v2["subject"]
+    assert [option.kind for option in second.options] == ["allow_once", "_sandbox"]
+
+
+def test_client_method_requests() -> None:
+    round_trip({"sessionId": "s", "path": "/a", "line": 10, "limit": None}, m.ReadTextFileRequest)
+    round_trip({"sessionId": "s", "path": "/a", "content": "x"}, m.WriteTextFileRequest)
+    create = round_trip(
+        {
+            "sessionId": "s",
+            "command": "ls",
+            "args": ["-l"],
+            "env": [{"name": "A", "value": "1"}],
+            "cwd": "/ws",
+            "outputByteLimit": 1024,
+        },
+        m.CreateTerminalRequest,
+    )
+    assert create.env == [m.EnvVariable(name="A", value="1")]
+    for cls in (
+        m.TerminalOutputRequest,
+        m.WaitForTerminalExitRequest,
+        m.KillTerminalRequest,
+        m.ReleaseTerminalRequest,
+    ):
+        round_trip({"sessionId": "s", "terminalId": "t"}, cls)
+
+
+def test_every_session_update_type_round_trips() -> None:
+    samples = [
+        {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "q"}},
+        {
+            "sessionUpdate": "agent_message_chunk",
+            "messageId": "m",
+            "content": {"type": "text", "text": "a"},
+        },
+        {"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "t"}},
+        {"sessionUpdate": "user_message", "messageId": "u", "content": None},
+        {"sessionUpdate": "agent_thought", "messageId": "t"},
+        {"sessionUpdate": "tool_call", "toolCallId": "c", "title": "Read", "kind": "read"},
+        {
+            "sessionUpdate": "tool_call_content_chunk",
+            "toolCallId": "c",
+            "content": {"type": "terminal", "terminalId": "t"},
+        },
+        {
+            "sessionUpdate": "plan",
+            "entries": [{"content": "x", "priority": "high", "status": "pending"}],
+        },
+        {"sessionUpdate": "plan_update", "plan": {"type": "items", "planId": "p", "entries": []}},
+        {"sessionUpdate": "available_commands_update", "availableCommands": []},
+        {"sessionUpdate": "current_mode_update", "currentModeId": "code"},
+        {"sessionUpdate": "config_option_update", "configOptions": []},
+        {
+            "sessionUpdate": "usage_update",
+            "used": 10,
+            "size": 100,
+            "cost": {"amount": 0.1, "currency": "USD"},
+        },
+        {"sessionUpdate": "notice", "severity": "warning", "title": "Slow", "description": None},
+        {
+            "sessionUpdate": "state_update",
+            "state": "idle",
+            "stopReason": "error",
+            "error": {"code": -1, "message": "x"},
+        },
+        {
+            "sessionUpdate": "compaction_update",
+            "compactionId": "k",
+            "status": "completed",
+            "summary": [],
+        },
+        {
+            "sessionUpdate": "compaction_summary_chunk",
+            "compactionId": "k",
+            "content": {"type": "text", "text": "s"},
+        },
+        {"sessionUpdate": "terminal_output_chunk", "terminalId": "t", "data": "aGk="},
+    ]
+    for sample in samples:
+        model = structure_session_update(sample)
+        assert type(model) is SESSION_UPDATE_MODELS[sample["sessionUpdate"]]
+        assert wire(unstructure(model)) == wire(sample)
+
+
+# --------------------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize(
+    ("payload", "cls", "where"),
+    [
+        ({"toolCallId": 5}, m.ToolCallUpdate, "toolCallId"),
+        (
+            {"toolCallId": "c", "locations": [{"path": "/a", "line": "3"}]},
+            m.ToolCallUpdate,
+            "locations[0].line",
+        ),
+        ({"toolCallId": "c", "content": {"type": "diff"}}, m.ToolCallUpdate, "content"),
+        (
+            {"toolCallId": "c", "content": [{"type": "content"}]},
+            m.ToolCallUpdate,
+            "content[0].content",
+        ),
+        ({"sessionUpdate": "usage_update", "used": True, "size": 1}, m.SessionUpdate, "used"),
+        ({"sessionId": "s"}, m.PromptRequest, "prompt"),
+        ("text", m.Implementation, "Implementation"),
+    ],
+)
+def test_structure_errors_name_the_field(payload: Any, cls: Any, where: str) -> None:
+    with pytest.raises(AcpModelError) as caught:
+        structure(payload, cls)
+    assert where in str(caught.value)
+
+
+def test_converter_structure_raises_acp_model_error_too() -> None:
+    with pytest.raises(AcpModelError, match="ToolCallUpdate"):
+        converter.structure({}, m.ToolCallUpdate)
+
+
+def test_omitted_cannot_be_written_inside_a_list() -> None:
+    with pytest.raises(AcpModelError):
+        unstructure([OMITTED])
+
+
+# --------------------------------------------------------------------------- property
+
+json_scalars = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=8)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+optional = st.one_of(st.just(OMITTED), st.none(), st.text(max_size=6))
+
+
+@given(
+    title=optional,
+    name=optional,
+    kind=optional,
+    status=optional,
+    raw_input=st.one_of(st.just(OMITTED), json_values),
+    meta=st.one_of(
+        st.just(OMITTED), st.none(), st.dictionaries(st.text(max_size=6), json_values, max_size=3)
+    ),
+)
+def test_tool_call_update_round_trip_property(
+    title: Any, name: Any, kind: Any, status: Any, raw_input: Any, meta: Any
+) -> None:
+    payload: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": "c"}
+    for key, value in (
+        ("name", name),
+        ("title", title),
+        ("kind", kind),
+        ("status", status),
+        ("rawInput", raw_input),
+        ("_meta", meta),
+    ):
+        if value is not OMITTED:
+            payload[key] = value
+    assert wire(unstructure(structure_session_update(payload))) == wire(payload)
