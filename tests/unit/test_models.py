@@ -13,6 +13,7 @@ from acpls.acp import models as m
 from acpls.acp.converter import (
     SESSION_UPDATE_MODELS,
     converter,
+    permission_tool_call,
     structure,
     structure_session_update,
     unstructure,
@@ -368,9 +369,18 @@ def test_permission_requests_of_both_versions() -> None:
     }
     first = round_trip(v1, m.RequestPermissionRequest)
     assert isinstance(first.tool_call, m.ToolCallUpdate) and first.tool_call.title == "Edit"
+    assert permission_tool_call(first) is first.tool_call
     second = round_trip(v2, m.RequestPermissionRequest)
     assert second.tool_call is OMITTED and second.subject == v2["subject"]
     assert [option.kind for option in second.options] == ["allow_once", "_sandbox"]
+    assert permission_tool_call(second) is None  # a command subject
+    subject = {"type": "tool_call", "toolCall": {"toolCallId": "c", "status": "pending"}}
+    third = round_trip({**v2, "subject": subject}, m.RequestPermissionRequest)
+    about = permission_tool_call(third)
+    assert isinstance(about, m.ToolCallUpdate) and about.tool_call_id == "c"
+    broken = round_trip({**v2, "subject": {"type": "tool_call"}}, m.RequestPermissionRequest)
+    with pytest.raises(AcpModelError, match="ToolCallUpdate"):
+        permission_tool_call(broken)
 
 
 def test_client_method_requests() -> None:

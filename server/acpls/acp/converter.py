@@ -425,6 +425,18 @@ def structure_session_update(update: JsonObject) -> Any:
     return converter.structure(update, m.SessionUpdate)  # type: ignore[arg-type]
 
 
+def permission_tool_call(request: m.RequestPermissionRequest) -> m.ToolCallUpdate | None:
+    """The tool call a permission request is about: v1 `toolCall`, or the `toolCall` of a v2
+    `{"type": "tool_call"}` subject. None for other subjects (a command, an unknown type).
+    Raises `AcpModelError` when a tool-call subject's `toolCall` is malformed."""
+    if isinstance(request.tool_call, m.ToolCallUpdate):
+        return request.tool_call
+    subject = request.subject
+    if isinstance(subject, dict) and subject.get("type") == "tool_call":
+        return structure(subject.get("toolCall"), m.ToolCallUpdate)
+    return None
+
+
 # --------------------------------------------------------------------------- builders
 
 VersionMode = Literal["auto", 1, 2]

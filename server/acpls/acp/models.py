@@ -951,7 +951,8 @@ class ListSessionsResponse(AcpModel):
 @attrs.define(kw_only=True)
 class RequestPermissionRequest(AcpModel):
     """`session/request_permission`. v1 carries `toolCall`; v2 `title`, `description` and an
-    open `subject` (kept raw; `subject_tool_call` reads a tool-call subject's update)."""
+    open `subject` (kept raw; `acpls.acp.converter.permission_tool_call` reads the tool call of
+    either version)."""
 
     session_id: str
     options: list[PermissionOption]
