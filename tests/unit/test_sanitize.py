@@ -144,6 +144,16 @@ def test_unterminated_safe_link_is_dropped_past_the_bound() -> None:
     assert sanitizer.feed(f"{BEL}after") == "after"
 
 
+@pytest.mark.parametrize("params", ["1;31", "38;5;" + "1;" * 200 + "2"])
+def test_csi_fed_one_character_at_a_time_comes_out_whole(params: str) -> None:
+    sequence = f"{ESC}[{params}m"
+    assert feed_pieces([*sequence, "x"]) == sequence + "x"
+
+
+def test_unsafe_csi_fed_one_character_at_a_time_is_removed() -> None:
+    assert feed_pieces([*f"a{ESC}[8;{'1;' * 200}1t", "b"]) == "ab"
+
+
 def test_overlong_csi_is_dropped_without_holding_it() -> None:
     sanitizer = TerminalSanitizer()
     assert sanitizer.feed(f"{ESC}[" + "1;" * MAX_HELD_CHARS) == ""

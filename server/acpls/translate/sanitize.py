@@ -54,6 +54,10 @@ _SAFE_AFTER_ESC: Final = (
 )
 _UNSAFE_ESC = re.compile(rf"{ESC}(?!{_SAFE_AFTER_ESC})")
 _UNSAFE_ANY = re.compile(rf"{ESC}(?!{_SAFE_AFTER_ESC})|\x9b(?!{_CSI_BODY})|[\x90\x98\x9d\x9e\x9f]")
+# The end of a chunk that may still become a safe sequence (held, then scanned with the next).
+_ESC_PREFIX_AT_END = re.compile(rf"{ESC}[\x20-\x2f]*+\Z")
+_SAFE_PREFIX_AT_END = re.compile(rf"(?:{ESC}\[|\x9b)[\x20-\x3f]*+\Z|{ESC}[\x20-\x2f]*+\Z")
+_RESCAN_CHARS: Final = 256
 _CSI_PARAMS = re.compile(r"[\x20-\x3f]*+")
 _ESC_INTERMEDIATES = re.compile(r"[\x20-\x2f]*+")
 _OSC_END = re.compile(f"[{BEL}\x18\x1a{ESC}{ST_C1}]")
@@ -99,8 +103,22 @@ class TerminalSanitizer:
         """Return the safe part of `text`, holding back an unfinished sequence for the next call."""
         if self._raw:
             return text
-        # Substring tests run at memchr speed; a regex character class is ~20x slower here.
-        has_c1 = not text.isascii() and any(c1 in text for c1 in _C1_INTRODUCERS)
+        if self._state != _GROUND and self._can_rescan():
+            # A short ESC / CSI prefix held from the last chunk: scanning it again with this chunk
+            # is cheaper than stepping through the states, and gives the same result.
+            text = self._held + text
+            self._to_ground()
+        if text.isascii():
+            has_c1 = False
+        else:  # substring tests run at memchr speed, a regex character class ~20x slower
+            has_c1 = (
+                "\x9b" in text
+                or "\x9d" in text
+                or "\x90" in text
+                or "\x98" in text
+                or "\x9e" in text
+                or "\x9f" in text
+            )
         if self._state == _GROUND and not has_c1 and ESC not in text:
             return text
         scan = _UNSAFE_ANY if has_c1 else _UNSAFE_ESC
@@ -121,6 +139,13 @@ class TerminalSanitizer:
                 pos = self._string_esc(text, pos, out)
         return "".join(out)
 
+    def _can_rescan(self) -> bool:
+        return (
+            self._state in (_ESCAPE, _CSI)
+            and not self._overflow
+            and len(self._held) <= _RESCAN_CHARS
+        )
+
     # -- states ---------------------------------------------------------------------------
 
     def _ground(self, scan: re.Pattern[str], text: str, pos: int, out: list[str]) -> int:
@@ -130,6 +155,11 @@ class TerminalSanitizer:
             out.append(text[pos:run_end])
         if unsafe is None:
             return run_end
+        if _SAFE_PREFIX_AT_END.match(text, run_end):
+            # The chunk ends inside what may become a safe sequence: hold it for the next chunk.
+            self._held = text[run_end:]
+            self._state = _ESCAPE if _ESC_PREFIX_AT_END.match(self._held) else _CSI
+            return len(text)
         char = text[run_end]
         if char == ESC:
             self._state = _ESCAPE

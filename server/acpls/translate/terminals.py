@@ -353,7 +353,8 @@ class TerminalStore:
     def append_chunk(self, session_id: str, terminal_id: str, data_b64: str) -> bool:
         """Append one base64 chunk, decoded on its own. Invalid base64 is logged and dropped."""
         try:
-            chunk = base64.b64decode(data_b64, validate=True)
+            # What base64.b64decode(validate=True) does, minus a Python-level wrapper per chunk.
+            chunk = binascii.a2b_base64(data_b64, strict_mode=True)
         except (binascii.Error, ValueError, TypeError) as error:
             logger.error(
                 "terminal %s in session %s: output chunk is not valid base64 (%s); dropped",
@@ -362,7 +363,9 @@ class TerminalStore:
                 error,
             )
             return False
-        self.append_bytes(session_id, terminal_id, chunk)
+        terminal = self._terminal(session_id, terminal_id)
+        terminal.out.append(chunk)
+        self._output_dirty.setdefault(terminal)
         return True
 
     def set_tool_call(self, session_id: str, terminal_id: str, tool_call_id: str) -> None:
@@ -429,6 +432,9 @@ class TerminalStore:
 
     def apply_v1_meta(self, session_id: str, tool_call_id: str, meta: Mapping[str, Any]) -> None:
         """Apply the `terminal_*` keys of a v1 tool call's `_meta` (see the module docstring)."""
+        if not isinstance(meta, Mapping):
+            logger.error("tool call %s: _meta must be an object; ignored", tool_call_id)
+            return
         info = meta.get("terminal_info")
         if info is not None:
             self._v1_info(session_id, tool_call_id, info)
