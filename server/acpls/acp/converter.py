@@ -280,13 +280,18 @@ def _tagged_union(
 ) -> Callable[[Any, Any], Any]:
     """A union of models told apart by `pick`; a dict that fits none stays a `RawItem`."""
 
+    hooks: dict[type, Callable[[Any, Any], Any]] = {}  # filled on first use of each class
+
     def structure(value: Any, _: Any) -> Any:
         if type(value) is not dict:
             raise TypeError(f"{what}: expected an object, got {_json_type(value)}")
         cls = pick(value)
         if cls is None:
             return RawItem(value)
-        return conv.get_structure_hook(cls)(value, cls)
+        hook = hooks.get(cls)
+        if hook is None:
+            hook = hooks[cls] = conv.get_structure_hook(cls)
+        return hook(value, cls)
 
     return structure
 

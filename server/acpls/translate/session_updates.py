@@ -488,7 +488,7 @@ class SessionUpdateNormalizer:
 
     def _usage(self, update: JsonObject, result: Normalized) -> None:
         fields = _pick(update, ("used", "size"), ("cost",))
-        if not isinstance(fields.get("used"), int) or not isinstance(fields.get("size"), int):
+        if type(fields.get("used")) is not int or type(fields.get("size")) is not int:
             raise AcpModelError("invalid UsageUpdate: `used` and `size` must be integers")
         result.editor_updates.extend(self._snapshot("usage", fields))
 
