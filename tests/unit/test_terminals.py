@@ -831,3 +831,11 @@ def test_v1_meta_without_terminal_keys_does_nothing(store: TerminalStore) -> Non
     store.apply_v1_meta(S, "call_1", {"claudeCode": {"toolName": "Read"}})
     assert store.terminals(S) == []
     assert not store.has_changes()
+
+
+def test_snapshot_is_complete_so_output_tail_is_not_truncated_after_it() -> None:
+    store = TerminalStore(scrollback_bytes=8)
+    store.append_chunk(S, T, b64("0123456789"))
+    assert store.output_tail(S, T)[1]
+    store.apply_update(S, update(output={"data": b64("full")}))
+    assert store.output_tail(S, T) == ("full", False)

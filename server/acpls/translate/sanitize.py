@@ -157,8 +157,8 @@ class TerminalSanitizer:
             return run_end
         if _SAFE_PREFIX_AT_END.match(text, run_end):
             # The chunk ends inside what may become a safe sequence: hold it for the next chunk.
-            self._held = text[run_end:]
-            self._state = _ESCAPE if _ESC_PREFIX_AT_END.match(self._held) else _CSI
+            self._state = _ESCAPE if _ESC_PREFIX_AT_END.match(text, run_end) else _CSI
+            self._hold(text[run_end:])
             return len(text)
         char = text[run_end]
         if char == ESC:

@@ -196,6 +196,7 @@ class _Output:
 
     def replace(self, snapshot: bytes) -> None:
         self.data = bytearray(snapshot)
+        self.dropped = 0  # a snapshot is the complete output: nothing before it was cut off
         self._start_reset()
         if len(self.data) > self.limit:
             self._trim()
@@ -309,10 +310,9 @@ class TerminalStore:
             self._sanitize = sanitize
         for terminals in self._sessions.values():
             for terminal in terminals.values():
-                before = (terminal.out.reset, len(terminal.out.data))
                 terminal.out.set_limit(self._scrollback)
                 terminal.out.set_sanitize(self._sanitize)
-                if (terminal.out.reset, len(terminal.out.data)) != before:
+                if terminal.out.reset:
                     self._output_dirty.setdefault(terminal)
 
     # -- ACP v2 display-only terminals ----------------------------------------------------
