@@ -1,0 +1,67 @@
+// Builds the extension (Node, CommonJS, `vscode` external), the webview script (browser IIFE), and
+// with --tests the unit tests and the end-to-end driver. --production minifies; --watch rebuilds.
+import * as esbuild from "esbuild";
+import { copyFileSync, mkdirSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+
+const args = new Set(process.argv.slice(2));
+const production = args.has("--production");
+
+const common = { bundle: true, sourcemap: !production, minify: production, logLevel: "warning" };
+
+const builds = [
+  {
+    ...common,
+    entryPoints: ["src/extension.ts"],
+    outfile: "dist/extension.js",
+    platform: "node",
+    format: "cjs",
+    target: "node20",
+    external: ["vscode"],
+  },
+  {
+    ...common,
+    entryPoints: ["src/webview/main.ts"],
+    outfile: "dist/webview.js",
+    platform: "browser",
+    format: "iife",
+    target: "es2022",
+  },
+];
+
+if (args.has("--tests")) {
+  const unit = readdirSync("test/unit").filter((f) => f.endsWith(".test.ts")).map((f) => join("test/unit", f));
+  builds.push({
+    ...common,
+    sourcemap: true,
+    minify: false,
+    entryPoints: unit,
+    outdir: "out/test/unit",
+    platform: "node",
+    format: "cjs",
+    target: "node20",
+  });
+  builds.push({
+    ...common,
+    sourcemap: true,
+    minify: false,
+    entryPoints: ["test/e2e/vscode.test.ts"],
+    outfile: "out/test/e2e/vscode.test.js",
+    platform: "node",
+    format: "cjs",
+    target: "node20",
+    external: ["playwright-core"],
+  });
+}
+
+// The webview's icon font, served from dist/ (the webview may load only the extension's own files).
+mkdirSync("dist/codicons", { recursive: true });
+for (const file of ["codicon.css", "codicon.ttf"]) {
+  copyFileSync(join("node_modules/@vscode/codicons/dist", file), join("dist/codicons", file));
+}
+
+if (args.has("--watch")) {
+  for (const options of builds) await (await esbuild.context(options)).watch();
+} else {
+  await Promise.all(builds.map((options) => esbuild.build(options)));
+}

@@ -1,0 +1,254 @@
+// Starts the acpls server over stdio with vscode-languageclient, from the copy bundled in the .vsix
+// (`python -m acpls` with PYTHONPATH=bundled/libs), and keeps it: start, stop and restart are
+// serialized, settings go out as initializationOptions and didChangeConfiguration, and the
+// handlers of the acpls/* messages (registered once, by the features) are attached to every client
+// the extension starts. Incoming params are checked against protocol.ts before any handler sees them.
+
+import * as path from "node:path";
+import * as vscode from "vscode";
+import {
+  type CancellationToken,
+  type ClientCapabilities,
+  DidChangeConfigurationNotification,
+  ExecuteCommandRequest,
+  type Executable,
+  type FeatureState,
+  LanguageClient,
+  type LanguageClientOptions,
+  RevealOutputChannelOn,
+  State,
+  type StaticFeature,
+} from "vscode-languageclient/node";
+import {
+  COMMAND_RESULTS,
+  type CommandArgs,
+  type CommandId,
+  type CommandResult,
+  EXPERIMENTAL_CAPABILITY,
+  parseServerMessage,
+  ProtocolError,
+  type ServerMethod,
+  SERVER_MESSAGES,
+} from "./protocol";
+import { type ServerKey, validateSettings } from "./model/settings";
+
+type Params<M extends ServerMethod> = ReturnType<(typeof SERVER_MESSAGES)[M]>;
+type NotificationHandler<M extends ServerMethod> = (params: Params<M>) => void;
+type RequestHandler<M extends ServerMethod, R> = (params: Params<M>, token: CancellationToken) => Promise<R>;
+
+/** Adds `capabilities.experimental.acpls` so the server speaks the custom protocol (section 2). */
+class AcplsCapability implements StaticFeature {
+  fillClientCapabilities(capabilities: ClientCapabilities): void {
+    capabilities.experimental = { ...(capabilities.experimental ?? {}), acpls: EXPERIMENTAL_CAPABILITY };
+  }
+  initialize(): void {}
+  getState(): FeatureState {
+    return { kind: "static" };
+  }
+  clear(): void {}
+}
+
+export type ClientState = "stopped" | "starting" | "running";
+
+/** The Python that runs the server: the setting, else the Python extension's interpreter, else python3. */
+export async function resolvePython(scope: vscode.Uri | undefined, log: vscode.LogOutputChannel): Promise<string> {
+  const configured = vscode.workspace.getConfiguration("acpls", scope).get<string>("python", "").trim();
+  if (configured !== "") return configured.replace(/^~(?=\/|$)/, process.env.HOME ?? "~");
+  const extension = vscode.extensions.getExtension("ms-python.python");
+  if (extension !== undefined) {
+    try {
+      const api = (extension.isActive ? extension.exports : await extension.activate()) as PythonApi | undefined;
+      const active = api?.environments?.getActiveEnvironmentPath?.(scope);
+      const resolved = active === undefined ? undefined : await api?.environments?.resolveEnvironment?.(active);
+      const executable = resolved?.executable?.uri?.fsPath;
+      if (typeof executable === "string" && executable !== "") return executable;
+    } catch (error) {
+      log.warn(`The Python extension did not give an interpreter (${String(error)}); using python3`);
+    }
+  }
+  return "python3";
+}
+
+type PythonApi = {
+  environments?: {
+    getActiveEnvironmentPath?: (resource?: vscode.Uri) => { id: string; path: string };
+    resolveEnvironment?: (env: { id: string; path: string }) => Promise<{ executable?: { uri?: vscode.Uri } } | undefined>;
+  };
+};
+
+export function readServerSettings(log: vscode.LogOutputChannel): Record<string, unknown> {
+  const config = vscode.workspace.getConfiguration("acpls");
+  const { settings, problems } = validateSettings((key: ServerKey) => {
+    const inspected = config.inspect(key);
+    // Only values the user set are sent: the server's own defaults apply to the rest.
+    return inspected?.workspaceFolderValue ?? inspected?.workspaceValue ?? inspected?.globalValue;
+  });
+  for (const problem of problems) {
+    log.warn(problem);
+    void vscode.window.showWarningMessage(problem);
+  }
+  return settings;
+}
+
+export class AcplsClient implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly notificationHandlers = new Map<string, (params: unknown) => void>();
+  private readonly requestHandlers = new Map<string, (params: unknown, token: CancellationToken) => Promise<unknown>>();
+  private readonly stateEmitter = new vscode.EventEmitter<ClientState>();
+  readonly onDidChangeState = this.stateEmitter.event;
+  private currentState: ClientState = "stopped";
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    readonly log: vscode.LogOutputChannel,
+  ) {}
+
+  get state(): ClientState {
+    return this.currentState;
+  }
+
+  onNotification<M extends ServerMethod>(method: M, handler: NotificationHandler<M>): void {
+    this.notificationHandlers.set(method, (raw) => handler(parseServerMessage(method, raw)));
+  }
+
+  onRequest<M extends ServerMethod, R>(method: M, handler: RequestHandler<M, R>): void {
+    this.requestHandlers.set(method, (raw, token) => handler(parseServerMessage(method, raw), token));
+  }
+
+  /** Runs one of the server's commands (protocol.md section 3) and checks its result. */
+  async command<C extends CommandId>(command: C, args: CommandArgs<C>, token?: CancellationToken): Promise<CommandResult<C>> {
+    const client = await this.ready();
+    const result: unknown = await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [args] }, token);
+    const check = (COMMAND_RESULTS as Partial<Record<CommandId, (value: unknown, path: string) => unknown>>)[command];
+    return (check === undefined ? result : check(result, `${command} result`)) as CommandResult<C>;
+  }
+
+  start(): Promise<void> {
+    return this.serialized(() => this.doStart());
+  }
+
+  stop(): Promise<void> {
+    return this.serialized(() => this.doStop());
+  }
+
+  /** Stops and starts the server; several restarts asked at once run one after the other. */
+  restart(): Promise<void> {
+    return this.serialized(async () => {
+      await this.doStop();
+      await this.doStart();
+    });
+  }
+
+  /** Sends the current settings to a running server. */
+  sendSettings(): void {
+    const client = this.client;
+    if (client === undefined || !client.isRunning()) return;
+    void client.sendNotification(DidChangeConfigurationNotification.type, { settings: { acpls: readServerSettings(this.log) } });
+  }
+
+  private async ready(): Promise<LanguageClient> {
+    await this.queue;
+    if (this.client === undefined || this.currentState === "stopped") await this.start();
+    const client = this.client;
+    if (client === undefined || !client.isRunning()) throw new Error("the acpls server is not running (see the acpls output)");
+    return client;
+  }
+
+  private serialized(step: () => Promise<void>): Promise<void> {
+    const next = this.queue.then(step, step);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private setState(state: ClientState): void {
+    this.currentState = state;
+    this.stateEmitter.fire(state);
+  }
+
+  private async serverExecutable(): Promise<Executable> {
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+    const config = vscode.workspace.getConfiguration("acpls", folder);
+    const override = config.get<string[]>("server.command", []).filter((part) => part !== "");
+    const cwd = folder?.scheme === "file" ? folder.fsPath : undefined;
+    if (override.length > 0) {
+      const [command, ...args] = override as [string, ...string[]];
+      return { command, args, options: { cwd, env: { ...process.env, PYTHONUNBUFFERED: "1" } } };
+    }
+    const python = await resolvePython(folder, this.log);
+    const bundled = this.context.asAbsolutePath(path.join("bundled", "libs"));
+    const pythonPath = [bundled, process.env.PYTHONPATH].filter((p) => p !== undefined && p !== "").join(path.delimiter);
+    return {
+      command: python,
+      args: ["-m", "acpls"],
+      options: { cwd, env: { ...process.env, PYTHONPATH: pythonPath, PYTHONUNBUFFERED: "1", PYTHONNOUSERSITE: "1" } },
+    };
+  }
+
+  private async doStart(): Promise<void> {
+    if (this.client !== undefined) return;
+    this.setState("starting");
+    const executable = await this.serverExecutable();
+    this.log.info(`starting acpls: ${executable.command} ${(executable.args ?? []).join(" ")}`);
+    const clientOptions: LanguageClientOptions = {
+      // Every file: the server reads unsaved buffers for the agent and pauses follow on user edits.
+      documentSelector: [{ scheme: "file" }, { scheme: "untitled" }],
+      outputChannel: this.log,
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      initializationOptions: readServerSettings(this.log),
+    };
+    const client = new LanguageClient("acpls", "acpls", { run: executable, debug: executable }, clientOptions);
+    client.registerFeature(new AcplsCapability());
+    for (const [method, handler] of this.notificationHandlers) {
+      client.onNotification(method, (params: unknown) => this.guard(method, () => handler(params)));
+    }
+    for (const [method, handler] of this.requestHandlers) {
+      client.onRequest(method, (params: unknown, token: CancellationToken) => handler(params, token));
+    }
+    client.onDidChangeState((event) => {
+      if (event.newState === State.Stopped && this.client === client) this.setState("stopped");
+      else if (event.newState === State.Running) this.setState("running");
+    });
+    this.client = client;
+    try {
+      await client.start();
+      this.setState("running");
+    } catch (error) {
+      this.log.error(`acpls did not start: ${String(error)}`);
+      this.client = undefined;
+      this.setState("stopped");
+      void vscode.window.showErrorMessage(
+        `acpls did not start with ${executable.command}: ${error instanceof Error ? error.message : String(error)}. ` +
+          "Set acpls.python to a Python 3.11+ interpreter.",
+      );
+      throw error;
+    }
+  }
+
+  private async doStop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client === undefined) return;
+    try {
+      if (client.needsStop()) await client.stop(5000);
+    } catch (error) {
+      this.log.warn(`acpls did not stop cleanly: ${String(error)}`);
+    }
+    await client.dispose().catch(() => undefined);
+    this.setState("stopped");
+  }
+
+  private guard(method: string, run: () => void): void {
+    try {
+      run();
+    } catch (error) {
+      if (error instanceof ProtocolError) this.log.error(`dropped a malformed ${method}: ${error.message}`);
+      else this.log.error(`handling ${method} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    }
+  }
+
+  dispose(): void {
+    void this.stop();
+    this.stateEmitter.dispose();
+  }
+}

@@ -1,0 +1,112 @@
+// Entry point: wires the parts together and registers the extension's own commands. The server's
+// commands (acpls.prompt, acpls.keepHunk, …) are registered by vscode-languageclient under their own
+// ids, so every UI command here is `acpls.ui.*`.
+
+import * as path from "node:path";
+import * as vscode from "vscode";
+import { AcplsClient } from "./client";
+import { FollowController } from "./follow";
+import { AgentPanel } from "./panel";
+import { PermissionController, VirtualDocuments } from "./permissions";
+import { ReviewController } from "./review";
+import { StatusController } from "./status";
+import { TerminalController } from "./terminals";
+
+/** Settings the server reads itself: sent with didChangeConfiguration. */
+const SERVER_SECTIONS = ["agent", "protocolVersion", "follow", "mcpServers", "permissions", "files", "terminal", "env", "limits", "log"];
+/** Settings that decide how the server is started: a change restarts it. */
+const RESTART_SECTIONS = ["python", "server"];
+
+export type Api = { client: AcplsClient; panel: AgentPanel; permissions: PermissionController };
+
+export async function activate(context: vscode.ExtensionContext): Promise<Api> {
+  const log = vscode.window.createOutputChannel("acpls", { log: true });
+  const client = new AcplsClient(context, log);
+  const docs = new VirtualDocuments();
+  const terminals = new TerminalController(client);
+  const follow = new FollowController(context, client);
+  const permissions = new PermissionController(client, docs);
+  const review = new ReviewController(client, docs);
+  const status = new StatusController(client);
+  const panel = new AgentPanel(context, client, terminals, docs);
+  status.onDidChangeAgent((agent) => panel.setAgent(agent));
+  panel.onBusyChange((busy) => {
+    status.setBusy(busy);
+    if (!busy) follow.turnEnded();
+  });
+  context.subscriptions.push(log, client, docs, terminals, follow, permissions, review, status, panel);
+
+  const register = (id: string, run: (...args: unknown[]) => unknown): void => {
+    context.subscriptions.push(vscode.commands.registerCommand(id, run));
+  };
+  register("acpls.ui.openPanel", () => panel.reveal());
+  register("acpls.ui.restart", async () => {
+    await client.restart();
+    void vscode.window.showInformationMessage("acpls restarted.");
+  });
+  register("acpls.ui.showLog", () => log.show(true));
+  register("acpls.ui.toggleFollow", () => follow.toggle());
+  register("acpls.ui.newSession", () => panel.newSession());
+  register("acpls.ui.cancel", () => panel.cancel());
+  register("acpls.ui.browseSessions", () => panel.browseSessions());
+  register("acpls.ui.prompt", async (text?: unknown) => {
+    const prompt = typeof text === "string" ? text : await vscode.window.showInputBox({ title: "acpls: ask the agent", prompt: "Prompt" });
+    if (prompt === undefined) return;
+    await panel.reveal();
+    await panel.prompt(prompt);
+  });
+  register("acpls.ui.askAboutSelection", async () => {
+    const editor = vscode.window.activeTextEditor;
+    if (editor === undefined) return;
+    const { selection, document } = editor;
+    const range = selection.isEmpty ? undefined : selection;
+    const name = path.basename(document.uri.fsPath || document.uri.path);
+    const label = range === undefined ? name : `${name}:${range.start.line + 1}-${range.end.line + 1 - (range.end.character === 0 && range.end.line > range.start.line ? 1 : 0)}`;
+    await panel.addContext({
+      uri: document.uri.toString(),
+      label,
+      ...(range === undefined
+        ? {}
+        : { range: { start: { line: range.start.line, character: range.start.character }, end: { line: range.end.line, character: range.end.character } } }),
+    });
+  });
+  register("acpls.ui.openTranscript", async () => {
+    try {
+      const { uri } = await client.command("acpls.openTranscript", panel.store.current === undefined ? {} : { sessionId: panel.store.current });
+      await vscode.window.showTextDocument(vscode.Uri.parse(uri, true), { preview: true });
+    } catch (error) {
+      void vscode.window.showErrorMessage(`acpls: no transcript: ${String(error)}`);
+    }
+  });
+  register("acpls.ui.statusMenu", async () => {
+    const actions: { label: string; command: string }[] = [
+      { label: "$(comment-discussion) Open the agent panel", command: "acpls.ui.openPanel" },
+      { label: follow.isEnabled ? "$(eye-closed) Stop following the agent" : "$(eye) Follow the agent", command: "acpls.ui.toggleFollow" },
+      { label: "$(add) New session", command: "acpls.ui.newSession" },
+      { label: "$(history) Load a session…", command: "acpls.ui.browseSessions" },
+      { label: "$(stop-circle) Cancel the turn", command: "acpls.ui.cancel" },
+      { label: "$(debug-restart) Restart acpls", command: "acpls.ui.restart" },
+      { label: "$(output) Show the log", command: "acpls.ui.showLog" },
+    ];
+    const picked = await vscode.window.showQuickPick(actions, { title: "acpls" });
+    if (picked !== undefined) await vscode.commands.executeCommand(picked.command);
+  });
+
+  context.subscriptions.push(
+    vscode.workspace.onDidChangeConfiguration((event) => {
+      if (RESTART_SECTIONS.some((s) => event.affectsConfiguration(`acpls.${s}`))) {
+        void client.restart();
+      } else if (SERVER_SECTIONS.some((s) => event.affectsConfiguration(`acpls.${s}`))) {
+        client.sendSettings();
+      }
+    }),
+  );
+
+  // The server starts with the window: follow-along, status and review are there before any prompt.
+  client.start().catch(() => undefined);
+  return { client, panel, permissions };
+}
+
+export function deactivate(): void {
+  // Disposables in context.subscriptions stop the client; the server then ends the agent.
+}

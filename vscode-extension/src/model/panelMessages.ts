@@ -1,0 +1,72 @@
+// Messages between the extension host and the agent panel's webview. The host owns the conversation
+// (ConversationStore); the webview gets a snapshot of the shown session when it (re)loads, then
+// batches of the same session updates, which it applies with the same reducer.
+
+import type { SessionUpdate } from "../protocol";
+import type { SessionView } from "./conversation";
+
+export type SessionChoice = { sessionId: string; title?: string; active?: boolean };
+
+export type AgentInfo = { state: string; label: string; message?: string };
+
+export type ContextChip = { uri: string; label: string; range?: { start: { line: number; character: number }; end: { line: number; character: number } } };
+
+export type HostToPanel =
+  | { type: "snapshot"; session: SessionView | undefined; sessions: SessionChoice[]; busy: boolean; agent: AgentInfo | undefined; history: string[] }
+  | { type: "updates"; sessionId: string; updates: SessionUpdate[] }
+  | { type: "localPrompt"; sessionId: string; text: string }
+  | { type: "turnEnd"; sessionId: string; stopReason: string; error?: string }
+  | { type: "busy"; busy: boolean }
+  | { type: "sessions"; sessions: SessionChoice[]; current?: string }
+  | { type: "agent"; agent: AgentInfo }
+  | { type: "context"; chips: ContextChip[] }
+  | { type: "focusPrompt"; text?: string }
+  | { type: "error"; message: string };
+
+export type PanelToHost =
+  | { type: "ready" }
+  | { type: "prompt"; text: string }
+  | { type: "cancel" }
+  | { type: "newSession" }
+  | { type: "switchSession"; sessionId: string }
+  | { type: "browseSessions" }
+  | { type: "setMode"; modeId: string }
+  | { type: "setConfigOption"; configId: string; value: unknown }
+  | { type: "removeContext"; index: number }
+  | { type: "openLocation"; path: string; line?: number }
+  | { type: "openDiff"; toolCallId: string }
+  | { type: "openTerminal"; terminalId: string }
+  | { type: "openLink"; href: string };
+
+/** A webview message is untrusted input: only known types with the right fields pass. */
+export function isPanelMessage(value: unknown): value is PanelToHost {
+  if (typeof value !== "object" || value === null) return false;
+  const m = value as Record<string, unknown>;
+  switch (m.type) {
+    case "ready":
+    case "cancel":
+    case "newSession":
+    case "browseSessions":
+      return true;
+    case "prompt":
+      return typeof m.text === "string";
+    case "switchSession":
+      return typeof m.sessionId === "string";
+    case "setMode":
+      return typeof m.modeId === "string";
+    case "setConfigOption":
+      return typeof m.configId === "string" && "value" in m;
+    case "removeContext":
+      return typeof m.index === "number";
+    case "openLocation":
+      return typeof m.path === "string" && (m.line === undefined || typeof m.line === "number");
+    case "openDiff":
+      return typeof m.toolCallId === "string";
+    case "openTerminal":
+      return typeof m.terminalId === "string";
+    case "openLink":
+      return typeof m.href === "string";
+    default:
+      return false;
+  }
+}

@@ -1,0 +1,352 @@
+// The agent panel: a webview view with the conversation. The host side keeps every session's
+// conversation (so nothing is lost while the panel is hidden), forwards the shown session's updates
+// to the webview in batches (at most one message per ~16 ms), and turns what the user does in the
+// panel into the server's commands.
+
+import { randomBytes } from "node:crypto";
+import * as vscode from "vscode";
+import type { AcplsClient } from "./client";
+import { addLocalPrompt, addTurnEnd, ConversationStore } from "./model/conversation";
+import { type AgentInfo, type ContextChip, type HostToPanel, isPanelMessage, type PanelToHost, type SessionChoice } from "./model/panelMessages";
+import { safeHref } from "./model/markdown";
+import { type VirtualDocuments, showProposedDiffs } from "./permissions";
+import type { RequestPermissionParams, SessionUpdate, SessionUpdateParams } from "./protocol";
+import type { TerminalController } from "./terminals";
+
+const HISTORY_KEY = "acpls.promptHistory";
+const BATCH_MS = 16;
+
+export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable {
+  static readonly viewId = "acpls.agent";
+  readonly store = new ConversationStore();
+  private view: vscode.WebviewView | undefined;
+  private ready = false;
+  private outbox: { sessionId: string; updates: SessionUpdate[] } | undefined;
+  private flushTimer: NodeJS.Timeout | undefined;
+  private busy = false;
+  private chips: ContextChip[] = [];
+  private agent: AgentInfo | undefined;
+  private readonly busyListeners: ((busy: boolean) => void)[] = [];
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly client: AcplsClient,
+    private readonly terminals: TerminalController,
+    private readonly docs: VirtualDocuments,
+  ) {
+    client.onNotification("acpls/sessionUpdate", (params) => this.onUpdate(params as SessionUpdateParams));
+    this.disposables.push(
+      vscode.window.registerWebviewViewProvider(AgentPanel.viewId, this, { webviewOptions: { retainContextWhenHidden: true } }),
+    );
+  }
+
+  /** Called when a turn starts (true) and ends (false). */
+  onBusyChange(listener: (busy: boolean) => void): void {
+    this.busyListeners.push(listener);
+  }
+
+  private setBusy(busy: boolean): void {
+    this.busy = busy;
+    this.post({ type: "busy", busy });
+    for (const listener of this.busyListeners) listener(busy);
+  }
+
+  get isBusy(): boolean {
+    return this.busy;
+  }
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    this.ready = false;
+    const dist = vscode.Uri.joinPath(this.context.extensionUri, "dist");
+    const media = vscode.Uri.joinPath(this.context.extensionUri, "media");
+    view.webview.options = { enableScripts: true, localResourceRoots: [dist, media] };
+    view.webview.html = this.html(view.webview);
+    view.webview.onDidReceiveMessage((message: unknown) => {
+      if (isPanelMessage(message)) void this.handle(message);
+      else this.client.log.warn(`agent panel: ignored an unknown message ${JSON.stringify(message)}`);
+    });
+    view.onDidDispose(() => {
+      this.view = undefined;
+      this.ready = false;
+    });
+  }
+
+  private html(webview: vscode.Webview): string {
+    const nonce = makeNonce();
+    const asset = (...parts: string[]): string => webview.asWebviewUri(vscode.Uri.joinPath(this.context.extensionUri, ...parts)).toString();
+    const csp = [
+      "default-src 'none'",
+      `img-src ${webview.cspSource} data:`,
+      `style-src ${webview.cspSource}`,
+      `font-src ${webview.cspSource}`,
+      `script-src 'nonce-${nonce}'`,
+    ].join("; ");
+    return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${asset("dist", "codicons", "codicon.css")}">
+<link rel="stylesheet" href="${asset("media", "panel.css")}">
+<title>Agent</title>
+</head>
+<body>
+<div id="app"></div>
+<script nonce="${nonce}" src="${asset("dist", "webview.js")}"></script>
+</body>
+</html>`;
+  }
+
+  private post(message: HostToPanel): void {
+    if (this.view !== undefined && this.ready) void this.view.webview.postMessage(message);
+  }
+
+  private sessionChoices(): SessionChoice[] {
+    return [...this.store.sessions.values()].map((s) => ({ sessionId: s.sessionId, title: s.title }));
+  }
+
+  private sendSnapshot(): void {
+    this.flush();
+    this.post({
+      type: "snapshot",
+      session: this.store.currentSession(),
+      sessions: this.sessionChoices(),
+      busy: this.busy,
+      agent: this.agent,
+      history: this.context.globalState.get<string[]>(HISTORY_KEY, []),
+    });
+    this.post({ type: "context", chips: this.chips });
+  }
+
+  private onUpdate(params: SessionUpdateParams): void {
+    const isNew = !this.store.sessions.has(params.sessionId);
+    this.store.apply(params.sessionId, params.update);
+    if (isNew) this.post({ type: "sessions", sessions: this.sessionChoices(), current: this.store.current });
+    if (params.sessionId !== this.store.current) return;
+    if (this.outbox !== undefined && this.outbox.sessionId !== params.sessionId) this.flush();
+    this.outbox ??= { sessionId: params.sessionId, updates: [] };
+    this.outbox.updates.push(params.update);
+    this.flushTimer ??= setTimeout(() => this.flush(), BATCH_MS);
+  }
+
+  private flush(): void {
+    if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    const outbox = this.outbox;
+    this.outbox = undefined;
+    if (outbox !== undefined && outbox.updates.length > 0) this.post({ type: "updates", ...outbox });
+  }
+
+  setAgent(agent: AgentInfo): void {
+    this.agent = agent;
+    this.post({ type: "agent", agent });
+  }
+
+  /** Shows the panel and puts the caret in the prompt box. */
+  async reveal(): Promise<void> {
+    await vscode.commands.executeCommand(`${AgentPanel.viewId}.focus`);
+    this.post({ type: "focusPrompt" });
+  }
+
+  /** Attaches an editor selection as context for the next prompt. */
+  async addContext(chip: ContextChip): Promise<void> {
+    if (!this.chips.some((c) => c.uri === chip.uri && JSON.stringify(c.range) === JSON.stringify(chip.range))) this.chips.push(chip);
+    await this.reveal();
+    this.post({ type: "context", chips: this.chips });
+  }
+
+  /** Sends a prompt in the shown session (creating one when there is none). */
+  async prompt(text: string): Promise<void> {
+    if (text.trim() === "") return;
+    if (this.busy) {
+      this.post({ type: "error", message: "The agent is still working on the last prompt: wait, or cancel it." });
+      return;
+    }
+    this.remember(text);
+    this.setBusy(true);
+    let sessionId = this.store.current;
+    try {
+      if (sessionId === undefined) {
+        sessionId = (await this.client.command("acpls.newSession", {})).sessionId;
+        this.switchTo(sessionId);
+      }
+      addLocalPrompt(this.store.session(sessionId), text);
+      this.post({ type: "localPrompt", sessionId, text });
+      const context = this.chips.map((c) => (c.range === undefined ? { uri: c.uri } : { uri: c.uri, range: c.range }));
+      this.chips = [];
+      this.post({ type: "context", chips: [] });
+      const result = await this.client.command("acpls.prompt", { sessionId, text, ...(context.length > 0 ? { context } : {}) });
+      this.flush();
+      addTurnEnd(this.store.session(result.sessionId), result.stopReason);
+      this.post({ type: "turnEnd", sessionId: result.sessionId, stopReason: result.stopReason });
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.flush();
+      if (sessionId !== undefined) {
+        addTurnEnd(this.store.session(sessionId), "error", message);
+        this.post({ type: "turnEnd", sessionId, stopReason: "error", error: message });
+      } else {
+        this.post({ type: "error", message });
+      }
+    } finally {
+      this.setBusy(false);
+    }
+  }
+
+  async cancel(): Promise<void> {
+    try {
+      await this.client.command("acpls.cancel", this.store.current === undefined ? {} : { sessionId: this.store.current });
+    } catch (error) {
+      this.post({ type: "error", message: `Cancel failed: ${String(error)}` });
+    }
+  }
+
+  async newSession(): Promise<void> {
+    try {
+      const { sessionId } = await this.client.command("acpls.newSession", {});
+      this.switchTo(sessionId);
+    } catch (error) {
+      this.post({ type: "error", message: `Could not start a session: ${String(error)}` });
+    }
+  }
+
+  private switchTo(sessionId: string): void {
+    this.flush();
+    this.store.session(sessionId);
+    this.store.current = sessionId;
+    this.sendSnapshot();
+  }
+
+  async switchSession(sessionId: string): Promise<void> {
+    const known = this.store.sessions.get(sessionId);
+    if (known !== undefined && known.items.length > 0) {
+      this.switchTo(sessionId);
+      return;
+    }
+    // Not seen in this window: load it from the agent, which replays it as updates.
+    this.switchTo(sessionId);
+    try {
+      await this.client.command("acpls.loadSession", { sessionId });
+    } catch (error) {
+      this.post({ type: "error", message: `Could not load the session: ${String(error)}` });
+    }
+  }
+
+  /** Lets the user pick one of the agent's stored sessions (acpls.listSessions) to load. */
+  async browseSessions(): Promise<void> {
+    const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    try {
+      const { sessions } = await this.client.command("acpls.listSessions", cwd === undefined ? {} : { cwd });
+      const picked = await vscode.window.showQuickPick(
+        sessions.map((s) => ({ label: s.title ?? s.sessionId, description: s.updatedAt, sessionId: s.sessionId })),
+        { title: "acpls: load a session", placeHolder: sessions.length === 0 ? "The agent has no stored sessions" : "Session" },
+      );
+      if (picked !== undefined) await this.switchSession(picked.sessionId);
+    } catch (error) {
+      void vscode.window.showErrorMessage(`acpls: could not list sessions: ${String(error)}`);
+    }
+  }
+
+  private remember(text: string): void {
+    const history = this.context.globalState.get<string[]>(HISTORY_KEY, []).filter((h) => h !== text);
+    history.push(text);
+    void this.context.globalState.update(HISTORY_KEY, history.slice(-200));
+  }
+
+  private async handle(message: PanelToHost): Promise<void> {
+    switch (message.type) {
+      case "ready":
+        this.ready = true;
+        this.sendSnapshot();
+        break;
+      case "prompt":
+        await this.prompt(message.text);
+        break;
+      case "cancel":
+        await this.cancel();
+        break;
+      case "newSession":
+        await this.newSession();
+        break;
+      case "switchSession":
+        await this.switchSession(message.sessionId);
+        break;
+      case "browseSessions":
+        await this.browseSessions();
+        break;
+      case "setMode":
+        await this.client.command("acpls.setMode", { ...this.sessionArg(), modeId: message.modeId }).catch((e: unknown) => this.post({ type: "error", message: String(e) }));
+        break;
+      case "setConfigOption":
+        await this.client
+          .command("acpls.setConfigOption", { ...this.sessionArg(), configId: message.configId, value: message.value })
+          .catch((e: unknown) => this.post({ type: "error", message: String(e) }));
+        break;
+      case "removeContext":
+        this.chips.splice(message.index, 1);
+        this.post({ type: "context", chips: this.chips });
+        break;
+      case "openLocation":
+        await openLocation(message.path, message.line);
+        break;
+      case "openDiff":
+        await this.openDiff(message.toolCallId);
+        break;
+      case "openTerminal":
+        if (!this.terminals.show(message.terminalId, this.store.current)) {
+          void vscode.window.showInformationMessage("acpls: that terminal has no output yet.");
+        }
+        break;
+      case "openLink":
+        await openLink(message.href);
+        break;
+    }
+  }
+
+  private sessionArg(): { sessionId?: string } {
+    return this.store.current === undefined ? {} : { sessionId: this.store.current };
+  }
+
+  private async openDiff(toolCallId: string): Promise<void> {
+    const session = this.store.currentSession();
+    const item = session?.items.find((i) => i.kind === "tool_call" && i.toolCall.toolCallId === toolCallId);
+    if (session === undefined || item?.kind !== "tool_call") return;
+    const params = { sessionId: session.sessionId, toolCall: item.toolCall, options: [] } as RequestPermissionParams;
+    if ((await showProposedDiffs(params, this.docs)) === 0) {
+      const location = item.toolCall.locations?.[0];
+      if (location !== undefined) await openLocation(location.path, location.line);
+    }
+  }
+
+  dispose(): void {
+    if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
+    for (const d of this.disposables) d.dispose();
+  }
+}
+
+/** Opens a file at an ACP (1-based) line, as a preview. */
+async function openLocation(path: string, line: number | undefined): Promise<void> {
+  const lspLine = Math.max(0, (line ?? 1) - 1);
+  const selection = new vscode.Range(lspLine, 0, lspLine, 0);
+  try {
+    await vscode.window.showTextDocument(vscode.Uri.file(path), { selection, preview: true });
+  } catch (error) {
+    void vscode.window.showErrorMessage(`acpls: cannot open ${path}: ${String(error)}`);
+  }
+}
+
+async function openLink(href: string): Promise<void> {
+  const safe = safeHref(href);
+  if (safe === undefined) return;
+  const uri = /^[a-z][a-z0-9+.-]*:/i.test(safe) ? vscode.Uri.parse(safe, true) : undefined;
+  if (uri === undefined) return;
+  if (uri.scheme === "file") await vscode.window.showTextDocument(uri, { preview: true });
+  else await vscode.env.openExternal(uri);
+}
+
+function makeNonce(): string {
+  return randomBytes(18).toString("base64url");
+}

@@ -1,0 +1,383 @@
+// The acpls editor protocol (editors/protocol.md), typed: one constant per custom message, the shape
+// of its params, and a runtime check for each shape that arrives from the server. The checks are
+// unit-tested against the golden messages in editors/fixtures/, which the Python and Lua sides parse
+// too, so the three cannot drift apart.
+//
+// No import of `vscode` here: this file is shared by the extension host, the unit tests and (as
+// types only) the webview.
+
+import { NotificationType, RequestType } from "vscode-languageserver-protocol";
+import {
+  anyObject,
+  anyValue,
+  arrayOf,
+  bool,
+  type Check,
+  either,
+  int,
+  isObject,
+  type JsonObject,
+  num,
+  nullable,
+  object,
+  optional,
+  ProtocolError,
+  str,
+} from "./model/validate";
+
+export const PROTOCOL_VERSION = 1;
+
+/** What the client puts under `capabilities.experimental.acpls` in `initialize`. */
+export const EXPERIMENTAL_CAPABILITY = { version: PROTOCOL_VERSION } as const;
+
+// ---------------------------------------------------------------------------------------------------
+// Shared shapes
+
+export const checkPosition = object({ line: int, character: int });
+export type Position = ReturnType<typeof checkPosition>;
+
+export const checkRange = object({ start: checkPosition, end: checkPosition });
+export type Range = ReturnType<typeof checkRange>;
+
+/** An ACP content block (text, image, audio, resource_link, resource, or a kind acpls does not know). */
+export const checkContentBlock = object({ type: str, text: optional(str) });
+export type ContentBlock = ReturnType<typeof checkContentBlock>;
+
+export const checkLocation = object({ path: str, line: optional(int) });
+export type ToolCallLocation = ReturnType<typeof checkLocation>;
+
+/** A tool call's content item, kept in its ACP shape (`content`, `diff`, `terminal`, or unknown). */
+export const checkToolCallContent = object({ type: str });
+export type ToolCallContent = ReturnType<typeof checkToolCallContent>;
+
+export const checkToolCall = object({
+  toolCallId: str,
+  title: optional(str),
+  kind: optional(str),
+  status: optional(str),
+  content: optional(arrayOf(checkToolCallContent)),
+  locations: optional(arrayOf(checkLocation)),
+  rawInput: optional(anyValue),
+  rawOutput: optional(anyValue),
+  name: optional(str),
+  parentToolCallId: optional(str),
+});
+export type ToolCall = ReturnType<typeof checkToolCall>;
+
+// ---------------------------------------------------------------------------------------------------
+// 5.1 acpls/followAgent
+
+export const checkFollowAgentParams = object({
+  sessionId: str,
+  toolCallId: str,
+  uri: str,
+  range: optional(checkRange),
+  kind: optional(str),
+});
+export type FollowAgentParams = ReturnType<typeof checkFollowAgentParams>;
+export const FollowAgentNotification = new NotificationType<FollowAgentParams>("acpls/followAgent");
+
+// 5.2 acpls/followState
+
+export const checkFollowStateParams = object({ enabled: bool, reason: optional(str) });
+export type FollowStateParams = ReturnType<typeof checkFollowStateParams>;
+export const FollowStateNotification = new NotificationType<FollowStateParams>("acpls/followState");
+
+// 5.3 acpls/requestPermission
+
+export const PERMISSION_KINDS = ["allow_once", "allow_always", "reject_once", "reject_always"] as const;
+
+export const checkPermissionOption = object({ optionId: str, name: str, kind: str });
+export type PermissionOption = ReturnType<typeof checkPermissionOption>;
+
+export const checkRequestPermissionParams = object({
+  sessionId: str,
+  title: optional(str),
+  description: optional(str),
+  toolCall: checkToolCall,
+  options: arrayOf(checkPermissionOption),
+  subject: optional(anyValue),
+  preview: optional(anyObject),
+  previewProblems: optional(arrayOf(anyValue)),
+});
+export type RequestPermissionParams = ReturnType<typeof checkRequestPermissionParams>;
+export type RequestPermissionResult = { optionId: string | null } | null;
+export const RequestPermissionRequest = new RequestType<RequestPermissionParams, RequestPermissionResult, void>(
+  "acpls/requestPermission",
+);
+
+// 5.4 acpls/sessionUpdate
+
+export const MESSAGE_ROLES = ["user", "agent", "thought"] as const;
+export type MessageRole = (typeof MESSAGE_ROLES)[number] | (string & {});
+
+const checkPlanEntry = object({ content: str, priority: optional(str), status: optional(str) });
+export type PlanEntry = ReturnType<typeof checkPlanEntry>;
+
+const checkAvailableCommand = object({ name: str, description: optional(str), input: optional(anyValue) });
+export type AvailableCommand = ReturnType<typeof checkAvailableCommand>;
+
+const checkSessionMode = object({ id: str, name: str, description: optional(str) });
+export type SessionMode = ReturnType<typeof checkSessionMode>;
+
+const checkConfigSelectOption = object({ value: str, name: str, description: optional(str) });
+export type ConfigSelectOption = ReturnType<typeof checkConfigSelectOption>;
+const checkConfigSelectGroup = object({ group: str, name: str, options: arrayOf(checkConfigSelectOption) });
+export type ConfigSelectGroup = ReturnType<typeof checkConfigSelectGroup>;
+
+const checkConfigOptionFields = object({
+  configId: optional(str),
+  id: optional(str),
+  name: str,
+  type: optional(str),
+  description: optional(str),
+  category: optional(str),
+  currentValue: optional(anyValue),
+  options: optional(arrayOf(either(checkConfigSelectGroup, checkConfigSelectOption, "an option or a group"))),
+});
+
+/** A session config option. acpls sends v2's `configId`; v1's `id` is accepted and copied to it. */
+export const checkConfigOption = (value: unknown, path: string): ReturnType<typeof checkConfigOptionFields> & { configId: string } => {
+  const option = checkConfigOptionFields(value, path);
+  const configId = option.configId ?? option.id;
+  if (configId === undefined) throw new ProtocolError(`${path}.configId`, "expected a string, got nothing (the key is missing)");
+  return { ...option, configId };
+};
+export type ConfigOption = ReturnType<typeof checkConfigOption>;
+
+/** Checks for each normalised `sessionUpdate`; any other value is forwarded unchanged (section 5.4). */
+const UPDATE_CHECKS = {
+  message_chunk: object({ sessionUpdate: str, role: str, messageId: str, content: checkContentBlock }),
+  message: object({ sessionUpdate: str, role: str, messageId: str, content: arrayOf(checkContentBlock) }),
+  tool_call: object({ sessionUpdate: str, toolCall: checkToolCall }),
+  plan: object({ sessionUpdate: str, entries: arrayOf(checkPlanEntry), planId: optional(str) }),
+  available_commands: object({ sessionUpdate: str, availableCommands: arrayOf(checkAvailableCommand) }),
+  modes: object({ sessionUpdate: str, currentModeId: str, availableModes: arrayOf(checkSessionMode) }),
+  config_options: object({ sessionUpdate: str, configOptions: arrayOf(checkConfigOption) }),
+  session_info: object({ sessionUpdate: str, title: optional(str), updatedAt: optional(str) }),
+  usage: object({ sessionUpdate: str, used: num, size: num, cost: optional(anyValue) }),
+  state: object({ sessionUpdate: str, state: str, stopReason: optional(str), error: optional(anyValue) }),
+  notice: object({ sessionUpdate: str, severity: str, title: str, description: optional(str) }),
+  compaction: object({
+    sessionUpdate: str,
+    compactionId: str,
+    status: str,
+    summary: optional(anyValue),
+    error: optional(anyValue),
+  }),
+  auto_permission: object({
+    sessionUpdate: str,
+    toolCall: checkToolCall,
+    optionId: str,
+    optionKind: str,
+    ruleId: optional(str),
+  }),
+} as const;
+
+type UpdateChecks = typeof UPDATE_CHECKS;
+export type KnownUpdateKind = keyof UpdateChecks;
+export const KNOWN_UPDATE_KINDS = Object.keys(UPDATE_CHECKS) as KnownUpdateKind[];
+
+/** A normalised update, discriminated by `sessionUpdate`. */
+export type KnownSessionUpdate = {
+  [K in KnownUpdateKind]: ReturnType<UpdateChecks[K]> & { sessionUpdate: K };
+}[KnownUpdateKind];
+/** An update acpls does not know, as the agent sent it. */
+export type UnknownSessionUpdate = JsonObject & { sessionUpdate: string; unknown: true };
+export type SessionUpdate = KnownSessionUpdate | UnknownSessionUpdate;
+
+export function isUnknownUpdate(update: SessionUpdate): update is UnknownSessionUpdate {
+  return (update as { unknown?: unknown }).unknown === true;
+}
+
+export function isKnownUpdateKind(kind: string): kind is KnownUpdateKind {
+  return Object.prototype.hasOwnProperty.call(UPDATE_CHECKS, kind);
+}
+
+export const checkSessionUpdate: Check<SessionUpdate> = (value, path) => {
+  const raw = anyObject(value, path);
+  const kind = str(raw.sessionUpdate, `${path}.sessionUpdate`);
+  if (!isKnownUpdateKind(kind)) return { ...raw, sessionUpdate: kind, unknown: true };
+  return UPDATE_CHECKS[kind](raw, path) as KnownSessionUpdate;
+};
+
+export const checkSessionUpdateParams = object({ sessionId: str, update: checkSessionUpdate });
+export type SessionUpdateParams = { sessionId: string; update: SessionUpdate };
+export const SessionUpdateNotification = new NotificationType<SessionUpdateParams>("acpls/sessionUpdate");
+
+// 5.5 acpls/terminalUpdate
+
+export const checkExitStatus = object({ exitCode: optional(int), signal: optional(str) });
+export type ExitStatus = ReturnType<typeof checkExitStatus>;
+
+export const checkTerminalUpdateParams = object({
+  sessionId: str,
+  terminalId: str,
+  command: optional(str),
+  cwd: optional(str),
+  exitStatus: optional(checkExitStatus),
+  toolCallId: optional(str),
+  owner: optional(str),
+  released: optional(bool),
+});
+export type TerminalUpdateParams = ReturnType<typeof checkTerminalUpdateParams>;
+export const TerminalUpdateNotification = new NotificationType<TerminalUpdateParams>("acpls/terminalUpdate");
+
+// 5.6 acpls/terminalOutput
+
+export const checkTerminalOutputParams = object({
+  sessionId: str,
+  terminalId: str,
+  text: str,
+  reset: optional(bool),
+});
+export type TerminalOutputParams = ReturnType<typeof checkTerminalOutputParams>;
+export const TerminalOutputNotification = new NotificationType<TerminalOutputParams>("acpls/terminalOutput");
+
+// 5.7 acpls/changes
+
+export const checkHunk = object({
+  hunkId: str,
+  range: checkRange,
+  oldText: str,
+  newText: str,
+  added: int,
+  removed: int,
+});
+export type Hunk = ReturnType<typeof checkHunk>;
+
+export const checkChangedFile = object({
+  uri: str,
+  path: str,
+  sessionId: optional(str),
+  status: str,
+  added: int,
+  removed: int,
+  hunks: arrayOf(checkHunk),
+});
+export type ChangedFile = ReturnType<typeof checkChangedFile>;
+
+export const checkChangesParams = object({ files: arrayOf(checkChangedFile) });
+export type ChangesParams = ReturnType<typeof checkChangesParams>;
+export const ChangesNotification = new NotificationType<ChangesParams>("acpls/changes");
+
+// 5.8 acpls/agentStatus
+
+export const checkAgentStatusParams = object({
+  state: str,
+  agent: optional(str),
+  command: optional(arrayOf(str)),
+  protocolVersion: optional(int),
+  agentInfo: optional(object({ name: str, version: optional(str), title: optional(str) })),
+  message: optional(str),
+});
+export type AgentStatusParams = ReturnType<typeof checkAgentStatusParams>;
+export const AgentStatusNotification = new NotificationType<AgentStatusParams>("acpls/agentStatus");
+
+// ---------------------------------------------------------------------------------------------------
+// Every server-to-editor message, with its check: the fixtures test walks this table.
+
+export const SERVER_MESSAGES = {
+  "acpls/followAgent": checkFollowAgentParams,
+  "acpls/followState": checkFollowStateParams,
+  "acpls/requestPermission": checkRequestPermissionParams,
+  "acpls/sessionUpdate": checkSessionUpdateParams,
+  "acpls/terminalUpdate": checkTerminalUpdateParams,
+  "acpls/terminalOutput": checkTerminalOutputParams,
+  "acpls/changes": checkChangesParams,
+  "acpls/agentStatus": checkAgentStatusParams,
+} as const satisfies Record<string, Check<unknown>>;
+export type ServerMethod = keyof typeof SERVER_MESSAGES;
+
+export function isServerMethod(method: string): method is ServerMethod {
+  return Object.prototype.hasOwnProperty.call(SERVER_MESSAGES, method);
+}
+
+/** Checks the params of a server message; throws ProtocolError naming the bad field. */
+export function parseServerMessage<M extends ServerMethod>(method: M, params: unknown): ReturnType<(typeof SERVER_MESSAGES)[M]> {
+  return SERVER_MESSAGES[method](params, method) as ReturnType<(typeof SERVER_MESSAGES)[M]>;
+}
+
+export const checkRequestPermissionResult: Check<RequestPermissionResult> = (value, path) =>
+  nullable(object({ optionId: nullable(str) }))(value, path) as RequestPermissionResult;
+
+// ---------------------------------------------------------------------------------------------------
+// Section 3: commands (workspace/executeCommand with one object argument)
+
+export const Commands = {
+  newSession: "acpls.newSession",
+  prompt: "acpls.prompt",
+  cancel: "acpls.cancel",
+  setFollow: "acpls.setFollow",
+  setMode: "acpls.setMode",
+  setConfigOption: "acpls.setConfigOption",
+  listSessions: "acpls.listSessions",
+  loadSession: "acpls.loadSession",
+  authenticate: "acpls.authenticate",
+  sessions: "acpls.sessions",
+  openTranscript: "acpls.openTranscript",
+  restartAgent: "acpls.restartAgent",
+  review: "acpls.review",
+  keepHunk: "acpls.keepHunk",
+  rejectHunk: "acpls.rejectHunk",
+  keepAll: "acpls.keepAll",
+  rejectAll: "acpls.rejectAll",
+  listRules: "acpls.listRules",
+  removeRule: "acpls.removeRule",
+} as const;
+
+export type PromptContext = { uri: string; range?: Range };
+
+/** Argument and result of each command, as section 3 lists them. */
+export interface CommandSignatures {
+  "acpls.newSession": [{ cwd?: string }, { sessionId: string }];
+  "acpls.prompt": [{ sessionId?: string; text: string; context?: PromptContext[] }, { sessionId: string; stopReason: string }];
+  "acpls.cancel": [{ sessionId?: string }, null];
+  "acpls.setFollow": [{ enabled: boolean }, { enabled: boolean }];
+  "acpls.setMode": [{ sessionId?: string; modeId: string }, null];
+  "acpls.setConfigOption": [{ sessionId?: string; configId: string; value: unknown }, { configOptions: ConfigOption[] }];
+  "acpls.listSessions": [{ cwd?: string; cursor?: string }, { sessions: ListedSession[]; nextCursor?: string }];
+  "acpls.loadSession": [{ sessionId: string }, { sessionId: string }];
+  "acpls.authenticate": [{ methodId?: string }, null];
+  "acpls.sessions": [Record<string, never>, { sessions: KnownSession[]; current?: string }];
+  "acpls.openTranscript": [{ sessionId?: string }, { uri: string }];
+  "acpls.restartAgent": [Record<string, never>, null];
+  "acpls.review": [{ sessionId?: string }, { files: ChangedFile[] }];
+  "acpls.keepHunk": [{ hunkId: string }, { files: ChangedFile[] }];
+  "acpls.rejectHunk": [{ hunkId: string }, { files: ChangedFile[] }];
+  "acpls.keepAll": [{ uri?: string }, { files: ChangedFile[] }];
+  "acpls.rejectAll": [{ uri?: string }, { files: ChangedFile[] }];
+  "acpls.listRules": [Record<string, never>, { rules: JsonObject[] }];
+  "acpls.removeRule": [{ ruleId: string }, { rules: JsonObject[] }];
+}
+export type CommandId = keyof CommandSignatures;
+export type CommandArgs<C extends CommandId> = CommandSignatures[C][0];
+export type CommandResult<C extends CommandId> = CommandSignatures[C][1];
+
+export type ListedSession = { sessionId: string; cwd?: string; title?: string; updatedAt?: string };
+export type KnownSession = { sessionId: string; title?: string; active: boolean };
+
+export const checkListedSession = object({ sessionId: str, cwd: optional(str), title: optional(str), updatedAt: optional(str) });
+export const checkKnownSession = object({ sessionId: str, title: optional(str), active: bool });
+
+/** Result checks for the commands whose results the UI reads. */
+export const COMMAND_RESULTS = {
+  "acpls.newSession": object({ sessionId: str }),
+  "acpls.prompt": object({ sessionId: str, stopReason: str }),
+  "acpls.setFollow": object({ enabled: bool }),
+  "acpls.setConfigOption": object({ configOptions: arrayOf(checkConfigOption) }),
+  "acpls.listSessions": object({ sessions: arrayOf(checkListedSession), nextCursor: optional(str) }),
+  "acpls.loadSession": object({ sessionId: str }),
+  "acpls.sessions": object({ sessions: arrayOf(checkKnownSession), current: optional(str) }),
+  "acpls.openTranscript": object({ uri: str }),
+  "acpls.review": object({ files: arrayOf(checkChangedFile) }),
+  "acpls.keepHunk": object({ files: arrayOf(checkChangedFile) }),
+  "acpls.rejectHunk": object({ files: arrayOf(checkChangedFile) }),
+  "acpls.keepAll": object({ files: arrayOf(checkChangedFile) }),
+  "acpls.rejectAll": object({ files: arrayOf(checkChangedFile) }),
+  "acpls.listRules": object({ rules: arrayOf(anyObject) }),
+  "acpls.removeRule": object({ rules: arrayOf(anyObject) }),
+} as const satisfies Partial<Record<CommandId, Check<unknown>>>;
+
+export { ProtocolError, isObject };
+export type { JsonObject };

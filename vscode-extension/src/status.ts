@@ -1,0 +1,66 @@
+// The status item: the agent (from acpls/agentStatus), whether a turn is running, and the server's
+// state; clicking it offers the common actions.
+
+import * as vscode from "vscode";
+import type { AcplsClient, ClientState } from "./client";
+import { agentLabel } from "./model/settings";
+import type { AgentStatusParams } from "./protocol";
+import type { AgentInfo } from "./model/panelMessages";
+
+export function agentInfo(status: AgentStatusParams): AgentInfo {
+  const name = status.agentInfo?.title ?? status.agentInfo?.name ?? status.agent ?? "agent";
+  return { state: status.state, label: name, message: status.message };
+}
+
+export class StatusController implements vscode.Disposable {
+  private readonly item: vscode.StatusBarItem;
+  private agent: AgentStatusParams | undefined;
+  private busy = false;
+  private readonly changed = new vscode.EventEmitter<AgentInfo>();
+  readonly onDidChangeAgent = this.changed.event;
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(private readonly client: AcplsClient) {
+    this.item = vscode.window.createStatusBarItem("acpls.status", vscode.StatusBarAlignment.Right, 100);
+    this.item.name = "acpls";
+    this.item.command = "acpls.ui.statusMenu";
+    this.disposables.push(this.item, this.changed, client.onDidChangeState(() => this.render()));
+    client.onNotification("acpls/agentStatus", (params) => {
+      this.agent = params;
+      this.changed.fire(agentInfo(params));
+      this.render();
+    });
+    this.render();
+    this.item.show();
+  }
+
+  setBusy(busy: boolean): void {
+    this.busy = busy;
+    this.render();
+  }
+
+  private render(): void {
+    const server: ClientState = this.client.state;
+    const configured = agentLabel(vscode.workspace.getConfiguration("acpls").get("agent"));
+    const name = this.agent === undefined ? configured : agentInfo(this.agent).label;
+    if (server !== "running") {
+      this.item.text = server === "starting" ? "$(loading~spin) acpls" : "$(circle-slash) acpls";
+      this.item.tooltip = server === "starting" ? "acpls is starting" : "acpls is not running; click for actions";
+      this.item.backgroundColor = undefined;
+      return;
+    }
+    const state = this.agent?.state ?? "not started";
+    const icon = this.busy ? "$(loading~spin)" : state === "failed" || state === "exited" ? "$(error)" : "$(hubot)";
+    this.item.text = `${icon} ${name}`;
+    const tooltip = new vscode.MarkdownString(undefined, true);
+    tooltip.appendMarkdown(`**acpls** · agent \`${name}\`: ${state}`);
+    if (this.agent?.protocolVersion !== undefined) tooltip.appendMarkdown(` · ACP v${this.agent.protocolVersion}`);
+    if (this.agent?.message !== undefined) tooltip.appendMarkdown(`\n\n${this.agent.message.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, "\\$&")}`);
+    this.item.tooltip = tooltip;
+    this.item.backgroundColor = state === "failed" ? new vscode.ThemeColor("statusBarItem.errorBackground") : undefined;
+  }
+
+  dispose(): void {
+    for (const d of this.disposables) d.dispose();
+  }
+}

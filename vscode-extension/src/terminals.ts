@@ -1,0 +1,123 @@
+// Agent terminals (acpls/terminalUpdate, acpls/terminalOutput): each one is a VS Code terminal
+// backed by a Pseudoterminal, so ANSI colours and progress bars render as in a real terminal. It is
+// named after its command (renamed when the command becomes known), `reset` clears it, and its exit
+// code or signal is printed when it ends. Output that arrives before VS Code opens the terminal is
+// kept (bounded) and written on open.
+
+import * as vscode from "vscode";
+import type { AcplsClient } from "./client";
+import { TerminalText, terminalName } from "./model/terminal";
+import type { TerminalOutputParams, TerminalUpdateParams } from "./protocol";
+
+class AgentTerminal implements vscode.Pseudoterminal {
+  private readonly writeEmitter = new vscode.EventEmitter<string>();
+  private readonly nameEmitter = new vscode.EventEmitter<string>();
+  readonly onDidWrite = this.writeEmitter.event;
+  readonly onDidChangeName = this.nameEmitter.event;
+  readonly text: TerminalText;
+  terminal: vscode.Terminal | undefined;
+  command: string | undefined;
+
+  constructor(
+    readonly key: string,
+    readonly terminalId: string,
+    limit: number,
+  ) {
+    this.text = new TerminalText((data) => this.writeEmitter.fire(data), limit);
+  }
+
+  open(): void {
+    this.text.open();
+  }
+
+  close(): void {
+    // The user closed the terminal: keep collecting, a new one opens on the next show.
+    this.text.close();
+    this.terminal = undefined;
+  }
+
+  rename(command: string | undefined): void {
+    if (command === this.command) return;
+    this.command = command;
+    this.nameEmitter.fire(terminalName(command, this.terminalId));
+  }
+
+  dispose(): void {
+    this.writeEmitter.dispose();
+    this.nameEmitter.dispose();
+  }
+}
+
+export class TerminalController implements vscode.Disposable {
+  private readonly terminals = new Map<string, AgentTerminal>();
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(client: AcplsClient) {
+    client.onNotification("acpls/terminalUpdate", (params) => this.update(params));
+    client.onNotification("acpls/terminalOutput", (params) => this.output(params));
+    this.disposables.push(
+      vscode.window.onDidCloseTerminal((closed) => {
+        for (const agent of this.terminals.values()) if (agent.terminal === closed) agent.close();
+      }),
+    );
+  }
+
+  private get(sessionId: string, terminalId: string): AgentTerminal {
+    const key = `${sessionId}\u0000${terminalId}`;
+    let agent = this.terminals.get(key);
+    if (agent === undefined) {
+      const limit = vscode.workspace.getConfiguration("acpls").get<number>("terminal.scrollbackBytes", 4 * 1024 * 1024);
+      agent = new AgentTerminal(key, terminalId, limit);
+      this.terminals.set(key, agent);
+    }
+    return agent;
+  }
+
+  /** Creates (or re-creates) the VS Code terminal of an agent terminal, without taking focus. */
+  private ensureShown(agent: AgentTerminal, focus: boolean): vscode.Terminal {
+    if (agent.terminal === undefined) {
+      agent.terminal = vscode.window.createTerminal({
+        name: terminalName(agent.command, agent.terminalId),
+        pty: agent,
+        iconPath: new vscode.ThemeIcon("hubot"),
+        isTransient: true,
+      });
+    }
+    agent.terminal.show(!focus);
+    return agent.terminal;
+  }
+
+  private update(params: TerminalUpdateParams): void {
+    const agent = this.get(params.sessionId, params.terminalId);
+    agent.rename(params.command);
+    const fresh = agent.terminal === undefined;
+    if (fresh && params.command !== undefined) this.ensureShown(agent, false);
+    if (params.exitStatus !== undefined) agent.text.exited(params.exitStatus.exitCode, params.exitStatus.signal);
+  }
+
+  private output(params: TerminalOutputParams): void {
+    const agent = this.get(params.sessionId, params.terminalId);
+    agent.text.output(params.text, params.reset === true);
+    if (agent.terminal === undefined) this.ensureShown(agent, false);
+  }
+
+  /** Shows an agent terminal by its id (from a tool-call card); false when it is unknown. */
+  show(terminalId: string, sessionId?: string): boolean {
+    for (const agent of this.terminals.values()) {
+      if (agent.terminalId === terminalId && (sessionId === undefined || agent.key.startsWith(`${sessionId}\u0000`))) {
+        this.ensureShown(agent, true);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  dispose(): void {
+    for (const agent of this.terminals.values()) {
+      agent.terminal?.dispose();
+      agent.dispose();
+    }
+    this.terminals.clear();
+    for (const d of this.disposables) d.dispose();
+  }
+}

@@ -1,0 +1,591 @@
+// The agent panel's page. It keeps a copy of the shown session, applies the host's batches of
+// session updates with the same reducer as the host, and redraws only the items an update changed,
+// at most once per animation frame. Markdown goes through the escaping renderer; all other text is
+// set with textContent. Nothing from the agent is ever run.
+
+import {
+  addLocalPrompt,
+  addTurnEnd,
+  applyUpdate,
+  type Change,
+  emptySession,
+  type Item,
+  messageText,
+  type SessionView,
+  type ToolCallItem,
+  toolCallTargets,
+  toolKindIcon,
+  toolStatusLabel,
+} from "../model/conversation";
+import { PromptHistory } from "../model/history";
+import { renderMarkdown } from "../model/markdown";
+import type { AgentInfo, ContextChip, HostToPanel, PanelToHost, SessionChoice } from "../model/panelMessages";
+import { lineStats } from "../model/permission";
+import { acceptSlash, completeSlash, slashQuery } from "../model/slash";
+import type { AvailableCommand, ConfigOption, ConfigSelectGroup, ConfigSelectOption } from "../protocol";
+
+declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
+const host = acquireVsCodeApi();
+const send = (message: PanelToHost): void => host.postMessage(message);
+
+// ---------------------------------------------------------------------------------------------------
+// DOM helpers
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  if (className !== undefined) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function icon(name: string): HTMLSpanElement {
+  return el("span", `codicon codicon-${name.replace(/[^a-z0-9-~]/g, "")}`);
+}
+
+function button(iconName: string, title: string, onClick: () => void, label?: string): HTMLButtonElement {
+  const b = el("button", label === undefined ? "icon-button" : "text-button");
+  b.type = "button";
+  b.title = title;
+  b.setAttribute("aria-label", title);
+  b.append(icon(iconName));
+  if (label !== undefined) b.append(el("span", undefined, label));
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+/** Markdown into an element: the renderer escapes every piece of the source (model/markdown.ts). */
+function setMarkdown(target: HTMLElement, source: string): void {
+  target.innerHTML = renderMarkdown(source);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Layout
+
+const app = document.getElementById("app") ?? document.body;
+const toolbar = el("div", "toolbar");
+const sessionSelect = el("select", "session-select");
+sessionSelect.title = "Session";
+sessionSelect.setAttribute("aria-label", "Session");
+const stateBadge = el("span", "state");
+toolbar.append(
+  sessionSelect,
+  button("add", "New session", () => send({ type: "newSession" })),
+  button("history", "Load a stored session…", () => send({ type: "browseSessions" })),
+  stateBadge,
+);
+const pickers = el("div", "pickers");
+const planBox = el("div", "plan");
+const log = el("div", "log");
+log.setAttribute("role", "log");
+log.setAttribute("aria-live", "polite");
+const emptyHint = el("div", "empty", "Ask the agent anything. Enter sends, Shift+Enter adds a line, ↑ recalls earlier prompts, / lists the agent's commands.");
+const errorBar = el("div", "error-bar");
+errorBar.hidden = true;
+const footer = el("div", "composer");
+const chipsBox = el("div", "chips");
+const completions = el("ul", "completions");
+completions.setAttribute("role", "listbox");
+completions.hidden = true;
+const prompt = el("textarea", "prompt");
+prompt.rows = 3;
+prompt.placeholder = "Ask the agent…  (Enter to send, Shift+Enter for a new line)";
+prompt.setAttribute("aria-label", "Prompt");
+const sendButton = button("send", "Send (Enter)", () => submit(), "Send");
+sendButton.classList.add("send");
+const cancelButton = button("debug-stop", "Cancel the turn", () => send({ type: "cancel" }), "Cancel");
+cancelButton.classList.add("cancel");
+cancelButton.hidden = true;
+const actions = el("div", "actions");
+actions.append(cancelButton, sendButton);
+footer.append(chipsBox, completions, prompt, actions);
+app.append(toolbar, pickers, planBox, log, emptyHint, errorBar, footer);
+
+// ---------------------------------------------------------------------------------------------------
+// State
+
+let session: SessionView | undefined;
+let sessions: SessionChoice[] = [];
+let agent: AgentInfo | undefined;
+let busy = false;
+let history = new PromptHistory();
+const nodes = new Map<string, HTMLElement>();
+const pending: Change = { items: [], removed: [], header: false, plan: false };
+let frame: number | undefined;
+let errorTimer: number | undefined;
+
+function schedule(change: Change): void {
+  pending.items.push(...change.items);
+  pending.removed.push(...change.removed);
+  pending.header ||= change.header;
+  pending.plan ||= change.plan;
+  frame ??= requestAnimationFrame(renderPending);
+}
+
+function renderPending(): void {
+  frame = undefined;
+  const stick = log.scrollHeight - log.scrollTop - log.clientHeight < 48;
+  for (const id of pending.removed) {
+    nodes.get(id)?.remove();
+    nodes.delete(id);
+  }
+  const items = new Map((session?.items ?? []).map((item) => [item.id, item]));
+  for (const id of new Set(pending.items)) {
+    const item = items.get(id);
+    if (item !== undefined) renderItem(item);
+  }
+  if (pending.header) renderHeader();
+  if (pending.plan) renderPlan();
+  pending.items = [];
+  pending.removed = [];
+  pending.header = false;
+  pending.plan = false;
+  emptyHint.hidden = (session?.items.length ?? 0) > 0;
+  if (stick) log.scrollTop = log.scrollHeight;
+}
+
+function renderAll(): void {
+  log.replaceChildren();
+  nodes.clear();
+  if (session !== undefined && session.trimmed > 0) log.append(el("div", "trimmed", `${session.trimmed} earlier items are not shown (the transcript has them).`));
+  schedule({ items: (session?.items ?? []).map((i) => i.id), removed: [], header: true, plan: true });
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Items
+
+function renderItem(item: Item): void {
+  const existing = nodes.get(item.id);
+  const node = existing ?? createItemNode(item);
+  fillItem(node, item);
+  if (existing === undefined) {
+    nodes.set(item.id, node);
+    log.append(node);
+  }
+}
+
+function createItemNode(item: Item): HTMLElement {
+  if (item.kind === "message" && item.role === "thought") {
+    const details = el("details", "item thought");
+    const summary = el("summary");
+    summary.append(icon("lightbulb"), el("span", undefined, "Thinking"));
+    details.append(summary, el("div", "md"));
+    return details;
+  }
+  const node = el("div", `item ${item.kind.replace("_", "-")}`);
+  node.dataset.id = item.id;
+  return node;
+}
+
+function fillItem(node: HTMLElement, item: Item): void {
+  switch (item.kind) {
+    case "message": {
+      if (item.role === "thought") {
+        const body = node.querySelector(".md");
+        if (body instanceof HTMLElement) setMarkdown(body, messageText(item));
+        return;
+      }
+      node.className = `item message ${item.role === "user" ? "user" : "agent"}`;
+      let body = node.querySelector(":scope > .md");
+      if (!(body instanceof HTMLElement)) {
+        body = el("div", "md");
+        node.append(body);
+      }
+      setMarkdown(body as HTMLElement, messageText(item));
+      return;
+    }
+    case "tool_call":
+      fillToolCall(node, item);
+      return;
+    case "notice": {
+      node.className = `item notice ${item.severity}`;
+      node.replaceChildren(icon(item.severity === "error" ? "error" : item.severity === "warning" ? "warning" : "info"), el("strong", undefined, item.title));
+      if (item.description !== undefined) node.append(el("div", "description", item.description));
+      return;
+    }
+    case "compaction":
+      node.replaceChildren(icon("fold"), el("span", undefined, `Context compaction: ${item.status}`));
+      if (typeof item.summary === "string") node.append(el("div", "description", item.summary));
+      return;
+    case "auto_permission":
+      node.replaceChildren(
+        icon("pass"),
+        el("span", undefined, `${item.toolCall.title ?? item.toolCall.toolCallId}: answered “${item.optionKind.replace(/_/g, " ")}” ${item.ruleId === undefined ? "automatically" : `by rule ${item.ruleId}`}`),
+      );
+      return;
+    case "unknown": {
+      const details = el("details");
+      details.append(el("summary", undefined, `Update “${String(item.raw.sessionUpdate)}”`), el("pre", undefined, JSON.stringify(item.raw, null, 2)));
+      node.replaceChildren(details);
+      return;
+    }
+    case "turn_end":
+      node.className = `item turn-end ${item.stopReason === "end_turn" ? "" : "stopped"}`;
+      node.replaceChildren(el("span", undefined, item.error === undefined ? `— ${item.stopReason.replace(/_/g, " ")} —` : `— ${String(item.error)} —`));
+      return;
+  }
+}
+
+function fillToolCall(node: HTMLElement, item: ToolCallItem): void {
+  const call = item.toolCall;
+  const status = call.status ?? "pending";
+  node.className = `item tool status-${status.replace(/[^a-z_]/gi, "")}`;
+  node.dataset.toolCallId = call.toolCallId;
+  const head = el("div", "tool-head");
+  head.tabIndex = 0;
+  head.setAttribute("role", "button");
+  const targets = toolCallTargets(call);
+  head.title = targets.length > 0 ? "Open" : "";
+  head.append(icon(toolKindIcon(call.kind)), el("span", "tool-title", call.title ?? call.name ?? call.toolCallId));
+  const badge = el("span", "badge", toolStatusLabel(status));
+  if (status === "in_progress" || status === "pending") badge.prepend(icon("loading~spin"));
+  head.append(badge);
+  const openFirst = (): void => {
+    const first = targets[0];
+    if (first !== undefined) openTarget(first, call.toolCallId);
+  };
+  head.addEventListener("click", openFirst);
+  head.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" || event.key === " ") {
+      event.preventDefault();
+      openFirst();
+    }
+  });
+  const body = el("div", "tool-body");
+  for (const content of call.content ?? []) {
+    if (content.type === "content" && typeof content.content === "object" && content.content !== null) {
+      const block = content.content as { type?: unknown; text?: unknown };
+      if (block.type === "text" && typeof block.text === "string") {
+        const md = el("div", "md tool-text");
+        setMarkdown(md, block.text.length > 4000 ? `${block.text.slice(0, 4000)}\n\n…` : block.text);
+        body.append(md);
+      }
+    } else if (content.type === "diff") {
+      const stats = typeof content.newText === "string" ? lineStats(typeof content.oldText === "string" ? content.oldText : "", content.newText) : undefined;
+      const path = typeof content.path === "string" ? content.path : "changes";
+      body.append(link("diff", `${baseName(path)}${stats === undefined ? "" : ` +${stats.added} -${stats.removed}`}`, () => send({ type: "openDiff", toolCallId: call.toolCallId }), "diff"));
+    } else if (content.type === "terminal" && typeof content.terminalId === "string") {
+      const terminalId = content.terminalId;
+      body.append(link("terminal", `Terminal ${terminalId}`, () => send({ type: "openTerminal", terminalId }), "terminal-link"));
+    }
+  }
+  for (const location of call.locations ?? []) {
+    body.append(link("file", `${baseName(location.path)}${location.line === undefined ? "" : `:${location.line}`}`, () => send({ type: "openLocation", path: location.path, line: location.line }), "location"));
+  }
+  node.replaceChildren(head);
+  if (body.childElementCount > 0) node.append(body);
+}
+
+function link(iconName: string, label: string, onClick: () => void, className: string): HTMLElement {
+  const a = el("a", `tool-link ${className}`);
+  a.href = "#";
+  a.append(icon(iconName), el("span", undefined, label));
+  a.addEventListener("click", (event) => {
+    event.preventDefault();
+    event.stopPropagation();
+    onClick();
+  });
+  return a;
+}
+
+function baseName(path: string): string {
+  return path.split("/").pop() ?? path;
+}
+
+function openTarget(target: ReturnType<typeof toolCallTargets>[number], toolCallId: string): void {
+  if (target.kind === "diff") send({ type: "openDiff", toolCallId });
+  else if (target.kind === "terminal") send({ type: "openTerminal", terminalId: target.terminalId });
+  else send({ type: "openLocation", path: target.path, line: target.line });
+}
+
+// Links inside rendered markdown go through the host (which opens only safe schemes).
+log.addEventListener("click", (event) => {
+  const anchor = (event.target as Element | null)?.closest?.(".md a");
+  if (anchor instanceof HTMLAnchorElement) {
+    event.preventDefault();
+    const href = anchor.getAttribute("href");
+    if (href !== null) send({ type: "openLink", href });
+  }
+});
+
+// ---------------------------------------------------------------------------------------------------
+// Header: sessions, modes, config options, state; and the plan
+
+function renderHeader(): void {
+  sessionSelect.replaceChildren();
+  const choices = [...sessions];
+  if (session !== undefined && !choices.some((c) => c.sessionId === session?.sessionId)) choices.push({ sessionId: session.sessionId });
+  if (choices.length === 0) sessionSelect.append(new Option("No session yet", ""));
+  for (const choice of choices) {
+    const title = choice.sessionId === session?.sessionId ? (session.title ?? choice.title) : choice.title;
+    sessionSelect.append(new Option(title ?? `Session ${choice.sessionId.slice(0, 8)}`, choice.sessionId, false, choice.sessionId === session?.sessionId));
+  }
+  pickers.replaceChildren();
+  if (session?.modes !== undefined && session.modes.availableModes.length > 0) {
+    const modes = session.modes;
+    const select = el("select", "mode-select");
+    select.title = "Mode";
+    select.setAttribute("aria-label", "Mode");
+    for (const mode of modes.availableModes) {
+      const option = new Option(mode.name, mode.id, false, mode.id === modes.currentModeId);
+      if (mode.description !== undefined) option.title = mode.description;
+      select.append(option);
+    }
+    select.addEventListener("change", () => send({ type: "setMode", modeId: select.value }));
+    pickers.append(labelled("Mode", select));
+  }
+  for (const option of session?.configOptions ?? []) pickers.append(configPicker(option));
+  pickers.hidden = pickers.childElementCount === 0;
+  const turn = busy ? "working" : (session?.state ?? "idle");
+  stateBadge.replaceChildren(el("span", `dot ${turn}`), el("span", undefined, agent === undefined ? turn : `${agent.label} · ${agent.state === "running" ? turn : agent.state}`));
+  stateBadge.title = agent?.message ?? "";
+  if (session?.usage !== undefined && session.usage.size > 0) {
+    stateBadge.title = `${stateBadge.title} context ${Math.round((100 * session.usage.used) / session.usage.size)}% used`.trim();
+  }
+}
+
+function labelled(text: string, control: HTMLElement): HTMLElement {
+  const label = el("label", "picker");
+  label.append(el("span", undefined, text), control);
+  return label;
+}
+
+function configPicker(option: ConfigOption): HTMLElement {
+  if (option.type === "boolean" || typeof option.currentValue === "boolean") {
+    const box = el("input");
+    box.type = "checkbox";
+    box.checked = option.currentValue === true;
+    box.addEventListener("change", () => send({ type: "setConfigOption", configId: option.configId, value: box.checked }));
+    return labelled(option.name, box);
+  }
+  const select = el("select");
+  select.setAttribute("aria-label", option.name);
+  if (option.description !== undefined) select.title = option.description;
+  const addOption = (o: ConfigSelectOption, parent: HTMLElement): void => {
+    parent.append(new Option(o.name, o.value, false, o.value === option.currentValue));
+  };
+  for (const entry of option.options ?? []) {
+    if ("group" in entry && Array.isArray((entry as ConfigSelectGroup).options)) {
+      const group = el("optgroup");
+      group.label = entry.name;
+      for (const o of (entry as ConfigSelectGroup).options) addOption(o, group);
+      select.append(group);
+    } else {
+      addOption(entry as ConfigSelectOption, select);
+    }
+  }
+  select.addEventListener("change", () => send({ type: "setConfigOption", configId: option.configId, value: select.value }));
+  return labelled(option.name, select);
+}
+
+function renderPlan(): void {
+  const entries = session?.plan ?? [];
+  planBox.hidden = entries.length === 0;
+  if (entries.length === 0) return;
+  const done = entries.filter((e) => e.status === "completed").length;
+  const details = el("details");
+  details.open = true;
+  details.append(el("summary", undefined, `Plan · ${done}/${entries.length} done`));
+  const list = el("ol");
+  for (const entry of entries) {
+    const status = entry.status ?? "pending";
+    const li = el("li", `plan-entry ${status}`);
+    li.append(icon(status === "completed" ? "pass-filled" : status === "in_progress" ? "loading~spin" : "circle-large-outline"), el("span", undefined, entry.content));
+    if (entry.priority === "high") li.append(el("span", "priority", "high"));
+    list.append(li);
+  }
+  details.append(list);
+  planBox.replaceChildren(details);
+}
+
+sessionSelect.addEventListener("change", () => {
+  if (sessionSelect.value !== "" && sessionSelect.value !== session?.sessionId) send({ type: "switchSession", sessionId: sessionSelect.value });
+});
+
+// ---------------------------------------------------------------------------------------------------
+// Composer: prompt box, history, slash completion, context chips
+
+let shown: AvailableCommand[] = [];
+let selected = 0;
+
+function submit(): void {
+  const text = prompt.value;
+  if (text.trim() === "" || busy) return;
+  history.add(text);
+  prompt.value = "";
+  closeCompletions();
+  send({ type: "prompt", text });
+}
+
+function closeCompletions(): void {
+  completions.hidden = true;
+  shown = [];
+}
+
+function updateCompletions(): void {
+  const query = slashQuery(prompt.value, prompt.selectionStart);
+  shown = query === undefined ? [] : completeSlash(session?.commands ?? [], query.prefix);
+  if (shown.length === 0) {
+    closeCompletions();
+    return;
+  }
+  selected = Math.min(selected, shown.length - 1);
+  completions.replaceChildren(
+    ...shown.map((command, index) => {
+      const li = el("li", index === selected ? "selected" : undefined);
+      li.setAttribute("role", "option");
+      li.append(el("span", "name", `/${command.name}`), el("span", "description", command.description ?? ""));
+      li.addEventListener("mousedown", (event) => {
+        event.preventDefault();
+        selected = index;
+        acceptCompletion();
+      });
+      return li;
+    }),
+  );
+  completions.hidden = false;
+}
+
+function acceptCompletion(): void {
+  const query = slashQuery(prompt.value, prompt.selectionStart);
+  const command = shown[selected];
+  if (query === undefined || command === undefined) return;
+  const result = acceptSlash(prompt.value, query, command);
+  prompt.value = result.text;
+  prompt.setSelectionRange(result.caret, result.caret);
+  closeCompletions();
+}
+
+prompt.addEventListener("input", () => {
+  selected = 0;
+  updateCompletions();
+});
+
+prompt.addEventListener("keydown", (event) => {
+  if (event.isComposing) return;
+  if (!completions.hidden && shown.length > 0) {
+    if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+      event.preventDefault();
+      selected = (selected + (event.key === "ArrowDown" ? 1 : shown.length - 1)) % shown.length;
+      updateCompletions();
+      return;
+    }
+    if (event.key === "Tab" || (event.key === "Enter" && !event.shiftKey)) {
+      event.preventDefault();
+      acceptCompletion();
+      return;
+    }
+    if (event.key === "Escape") {
+      event.preventDefault();
+      closeCompletions();
+      return;
+    }
+  }
+  if (event.key === "Enter" && !event.shiftKey && !event.altKey && !event.ctrlKey && !event.metaKey) {
+    event.preventDefault();
+    submit();
+  } else if (event.key === "ArrowUp" && !prompt.value.slice(0, prompt.selectionStart).includes("\n")) {
+    const previous = history.previous(prompt.value);
+    if (previous !== undefined) {
+      event.preventDefault();
+      prompt.value = previous;
+    }
+  } else if (event.key === "ArrowDown" && !prompt.value.slice(prompt.selectionEnd).includes("\n")) {
+    const next = history.next();
+    if (next !== undefined) {
+      event.preventDefault();
+      prompt.value = next;
+    }
+  } else if (event.key === "Escape" && busy) {
+    send({ type: "cancel" });
+  }
+});
+
+function renderChips(chips: ContextChip[]): void {
+  chipsBox.replaceChildren(
+    ...chips.map((chip, index) => {
+      const span = el("span", "chip");
+      span.title = chip.uri;
+      span.append(icon("file-code"), el("span", undefined, chip.label), button("close", "Remove", () => send({ type: "removeContext", index })));
+      return span;
+    }),
+  );
+  chipsBox.hidden = chips.length === 0;
+}
+
+function setBusy(value: boolean): void {
+  busy = value;
+  cancelButton.hidden = !busy;
+  sendButton.disabled = busy;
+  app.classList.toggle("busy", busy);
+  schedule({ items: [], removed: [], header: true, plan: false });
+}
+
+function showError(message: string): void {
+  errorBar.textContent = message;
+  errorBar.hidden = false;
+  if (errorTimer !== undefined) clearTimeout(errorTimer);
+  errorTimer = window.setTimeout(() => {
+    errorBar.hidden = true;
+  }, 8000);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Messages from the host
+
+window.addEventListener("message", (event: MessageEvent<HostToPanel>) => {
+  const message = event.data;
+  switch (message.type) {
+    case "snapshot":
+      session = message.session;
+      sessions = message.sessions;
+      agent = message.agent;
+      history = new PromptHistory(message.history);
+      setBusy(message.busy);
+      renderAll();
+      break;
+    case "updates": {
+      if (session === undefined || session.sessionId !== message.sessionId) {
+        session = emptySession(message.sessionId);
+        renderAll();
+      }
+      let sequence = Date.now();
+      for (const update of message.updates) schedule(applyUpdate(session, update, sequence++));
+      break;
+    }
+    case "localPrompt":
+      if (session === undefined || session.sessionId !== message.sessionId) {
+        session = emptySession(message.sessionId);
+        renderAll();
+      }
+      schedule(addLocalPrompt(session, message.text));
+      break;
+    case "turnEnd":
+      if (session?.sessionId === message.sessionId) schedule(addTurnEnd(session, message.stopReason, message.error));
+      break;
+    case "busy":
+      setBusy(message.busy);
+      break;
+    case "sessions":
+      sessions = message.sessions;
+      schedule({ items: [], removed: [], header: true, plan: false });
+      break;
+    case "agent":
+      agent = message.agent;
+      schedule({ items: [], removed: [], header: true, plan: false });
+      break;
+    case "context":
+      renderChips(message.chips);
+      break;
+    case "focusPrompt":
+      if (message.text !== undefined) prompt.value = message.text;
+      prompt.focus();
+      break;
+    case "error":
+      showError(message.message);
+      break;
+  }
+});
+
+renderChips([]);
+renderAll();
+send({ type: "ready" });

@@ -1,0 +1,265 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { baselineText, fileDescription, hunkLabel, hunkPreview, totals } from "../../src/model/changes";
+import { followHover } from "../../src/model/follow";
+import { PromptHistory } from "../../src/model/history";
+import { isPanelMessage } from "../../src/model/panelMessages";
+import {
+  applyTextEdits,
+  kindLabel,
+  lineStats,
+  optionLabel,
+  permissionMessage,
+  previewFiles,
+  toolCallDiffs,
+} from "../../src/model/permission";
+import { agentLabel, permissionUi, validateSettings } from "../../src/model/settings";
+import { acceptSlash, completeSlash, slashQuery } from "../../src/model/slash";
+import { CLEAR_SEQUENCE, exitLine, TerminalText, terminalName } from "../../src/model/terminal";
+import { type ChangesParams, parseServerMessage, type RequestPermissionParams } from "../../src/protocol";
+import { fixture } from "./fixtures";
+
+describe("permission prompt", () => {
+  const params = parseServerMessage("acpls/requestPermission", fixture("acpls_requestPermission.json").params) as RequestPermissionParams;
+
+  test("every option, in the agent's order, labelled by kind (unknown kinds too)", () => {
+    assert.deepEqual(params.options.map(optionLabel), [
+      "Allow (allow once)",
+      "Always allow (always allow)",
+      "Reject (reject once)",
+      "Never (always reject)",
+      "Ask my team (acme escalate)",
+      "Later (defer)",
+    ]);
+    assert.equal(kindLabel("reject_always"), "always reject");
+  });
+
+  test("the message names the tool call, its kind and the changed file", () => {
+    assert.equal(permissionMessage(params), "Edit calc.py (edit) · calc.py +1 -1");
+    const problems = { ...params, previewProblems: ["pre-image of /ws/calc.py does not match", { message: "binary file" }] };
+    assert.match(permissionMessage(problems), /⚠ pre-image of \/ws\/calc.py does not match · ⚠ binary file$/);
+  });
+
+  test("the preview applied to the old text gives the agent's new text", () => {
+    const files = previewFiles(params.preview);
+    assert.equal(files.length, 1);
+    const file = files[0];
+    assert.ok(file?.op === "edit");
+    assert.equal(file.uri, "file:///ws/calc.py");
+    const diff = toolCallDiffs(params.toolCall)[0];
+    assert.ok(diff !== undefined);
+    assert.equal(applyTextEdits(diff.oldText, file.edits), diff.newText);
+  });
+
+  test("resource operations and the `changes` form of a WorkspaceEdit", () => {
+    const files = previewFiles({
+      documentChanges: [
+        { kind: "create", uri: "file:///ws/new.py" },
+        { textDocument: { uri: "file:///ws/new.py", version: null }, edits: [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, newText: "x\n" }] },
+        { kind: "rename", oldUri: "file:///ws/a", newUri: "file:///ws/b" },
+        { kind: "delete", uri: "file:///ws/c" },
+        "junk",
+      ],
+      changes: { "file:///ws/d.py": [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 1 } }, newText: "y" }, { bad: 1 }] },
+    });
+    assert.deepEqual(
+      files.map((f) => `${f.op} ${f.uri}${f.op === "edit" ? ` ${f.edits.length}` : ""}`),
+      ["create file:///ws/new.py", "edit file:///ws/new.py 1", "rename file:///ws/a", "delete file:///ws/c", "edit file:///ws/d.py 1"],
+    );
+    assert.deepEqual(previewFiles(undefined), []);
+  });
+
+  test("text edits: several, in any order, UTF-16 columns, past the end clamped", () => {
+    const text = "héllo 😀 world\nline two\n";
+    const edits = [
+      { range: { start: { line: 1, character: 5 }, end: { line: 1, character: 8 } }, newText: "2" },
+      { range: { start: { line: 0, character: 6 }, end: { line: 0, character: 8 } }, newText: ":)" },
+      { range: { start: { line: 9, character: 0 }, end: { line: 9, character: 0 } }, newText: "end\n" },
+    ];
+    assert.equal(applyTextEdits(text, edits), "héllo :) world\nline 2\nend\n");
+  });
+
+  test("line stats ignore common head and tail", () => {
+    assert.deepEqual(lineStats("a\nb\nc\n", "a\nB\nB2\nc\n"), { added: 2, removed: 1 });
+    assert.deepEqual(lineStats("", "x\n"), { added: 1, removed: 0 });
+    assert.deepEqual(lineStats("same", "same"), { added: 0, removed: 0 });
+  });
+});
+
+describe("review", () => {
+  const { files } = parseServerMessage("acpls/changes", fixture("acpls_changes.json").params) as ChangesParams;
+  const file = files[0];
+
+  test("the baseline is rebuilt from the current text and the hunks", () => {
+    assert.ok(file !== undefined);
+    assert.equal(baselineText("def add(a, b):\n    return a + b\n", file.hunks), "def add(a, b):\n    return a - b\n");
+  });
+
+  test("labels", () => {
+    assert.ok(file !== undefined);
+    const hunk = file.hunks[0];
+    assert.ok(hunk !== undefined);
+    assert.equal(fileDescription(file), "modified +1 -1");
+    assert.equal(hunkLabel(hunk), "line 2: +1 -1");
+    assert.equal(hunkPreview(hunk), "return a + b");
+    assert.deepEqual(totals(files), { files: 1, hunks: 1 });
+  });
+});
+
+describe("terminal text", () => {
+  test("output before open is kept and written in order on open", () => {
+    const written: string[] = [];
+    const t = new TerminalText((s) => written.push(s));
+    t.output("\x1b[32mok\x1b[0m\r\n");
+    t.output("two\n");
+    assert.deepEqual(written, []);
+    t.open();
+    t.output("three");
+    assert.deepEqual(written, ["\x1b[32mok\x1b[0m\r\ntwo\r\n", "three"]);
+  });
+
+  test("lone LF becomes CRLF, also when CR ended the previous chunk", () => {
+    const t = new TerminalText(() => undefined);
+    assert.equal(t.normalise("a\nb\r\nc\r"), "a\r\nb\r\nc\r");
+    assert.equal(t.normalise("\nd\n"), "\nd\r\n");
+  });
+
+  test("reset clears the screen and what is kept; the exit is shown once", () => {
+    const written: string[] = [];
+    const t = new TerminalText((s) => written.push(s));
+    t.open();
+    t.output("old");
+    t.output("new", true);
+    assert.deepEqual(written, ["old", CLEAR_SEQUENCE, "new"]);
+    assert.equal(t.shown, "new");
+    t.exited(1, undefined);
+    t.exited(1, undefined);
+    assert.equal(written.filter((w) => w.includes("exited with code 1")).length, 1);
+  });
+
+  test("a reopened terminal shows everything since the last reset", () => {
+    const written: string[] = [];
+    const t = new TerminalText((s) => written.push(s));
+    t.open();
+    t.output("a");
+    t.close();
+    t.output("b");
+    t.open();
+    assert.deepEqual(written, ["a", "ab"]);
+  });
+
+  test("what is kept is bounded", () => {
+    const t = new TerminalText(() => undefined, 10);
+    for (let i = 0; i < 100; i++) t.output("12345");
+    assert.ok(t.shown.length <= 10);
+    assert.ok(t.shown.endsWith("12345"));
+  });
+
+  test("names and exit lines", () => {
+    assert.equal(terminalName("pytest -q", "t1"), "pytest -q");
+    assert.equal(terminalName(undefined, "t1"), "agent: t1");
+    assert.equal(terminalName("x".repeat(60), "t1").length, 40);
+    assert.equal(exitLine(2, undefined), "[process exited with code 2]");
+    assert.equal(exitLine(undefined, "SIGTERM"), "[process killed by SIGTERM]");
+  });
+});
+
+describe("settings", () => {
+  test("valid values become the server's nested settings", () => {
+    const values: Record<string, unknown> = {
+      agent: "demo",
+      protocolVersion: 2,
+      "follow.enabled": false,
+      "permissions.autoApprove": ["read"],
+      "terminal.scrollbackBytes": 1024,
+      "log.level": "debug",
+    };
+    const { settings, problems } = validateSettings((key) => values[key]);
+    assert.deepEqual(problems, []);
+    assert.deepEqual(settings, {
+      agent: "demo",
+      protocolVersion: 2,
+      follow: { enabled: false },
+      permissions: { autoApprove: ["read"] },
+      terminal: { scrollbackBytes: 1024 },
+      log: { level: "debug" },
+    });
+  });
+
+  test("an agent command object is checked", () => {
+    const ok = validateSettings((key) => (key === "agent" ? { command: "npx", args: ["-y", "x"], env: { A: "1" } } : undefined));
+    assert.deepEqual(ok.problems, []);
+    const bad = validateSettings((key) => (key === "agent" ? { command: "npx", args: "-y" } : undefined));
+    assert.deepEqual(bad.settings, {});
+    assert.match(bad.problems[0] ?? "", /acpls.agent `args` must be a list of strings/);
+  });
+
+  test("bad values are reported and left out", () => {
+    const values: Record<string, unknown> = { protocolVersion: 3, "terminal.scrollbackBytes": -1, "files.allowedRoots": ["relative"], "log.level": "loud" };
+    const { settings, problems } = validateSettings((key) => values[key]);
+    assert.deepEqual(settings, {});
+    assert.equal(problems.length, 4);
+  });
+
+  test("ui settings", () => {
+    assert.equal(permissionUi("quickPick"), "quickPick");
+    assert.equal(permissionUi("bogus"), "notification");
+    assert.equal(agentLabel({ command: "/usr/bin/goose" }), "goose");
+    assert.equal(agentLabel("claude"), "claude");
+  });
+});
+
+describe("prompt box", () => {
+  const commands = [
+    { name: "plan", description: "Make a plan" },
+    { name: "review", description: "Review" },
+    { name: "explain-plan", description: "Explain" },
+  ];
+
+  test("slash query only in a leading /word at the caret", () => {
+    assert.deepEqual(slashQuery("/pl", 3), { prefix: "pl", start: 0, end: 3 });
+    assert.equal(slashQuery("hello /pl", 9), undefined);
+    assert.equal(slashQuery("/plan now", 8), undefined);
+    assert.deepEqual(slashQuery("  /re", 5), { prefix: "re", start: 2, end: 5 });
+  });
+
+  test("completion: prefix matches first, then substring matches", () => {
+    assert.deepEqual(completeSlash(commands, "pl").map((c) => c.name), ["plan", "explain-plan"]);
+    assert.deepEqual(completeSlash(commands, "").map((c) => c.name), ["explain-plan", "plan", "review"]);
+    assert.deepEqual(completeSlash(commands, "zzz"), []);
+  });
+
+  test("accepting replaces the slash word", () => {
+    const query = slashQuery("/pl tests", 3);
+    assert.ok(query !== undefined);
+    assert.deepEqual(acceptSlash("/pl tests", query, commands[0] ?? { name: "" }), { text: "/plan tests", caret: 6 });
+  });
+
+  test("history walks back and forth and keeps the draft", () => {
+    const h = new PromptHistory();
+    h.add("one");
+    h.add("two");
+    h.add("two");
+    assert.equal(h.previous("draft"), "two");
+    assert.equal(h.previous("two"), "one");
+    assert.equal(h.previous("one"), undefined);
+    assert.equal(h.next(), "two");
+    assert.equal(h.next(), "draft");
+    assert.equal(h.next(), undefined);
+    assert.deepEqual(h.all(), ["one", "two"]);
+  });
+
+  test("webview messages are checked before use", () => {
+    assert.ok(isPanelMessage({ type: "prompt", text: "hi" }));
+    assert.ok(!isPanelMessage({ type: "prompt", text: 1 }));
+    assert.ok(!isPanelMessage({ type: "runShell", cmd: "rm" }));
+    assert.ok(!isPanelMessage(null));
+    assert.ok(isPanelMessage({ type: "openLocation", path: "/a", line: 3 }));
+  });
+
+  test("follow hover says what the agent does", () => {
+    assert.match(followHover("read"), /agent is reading/);
+    assert.match(followHover("edit"), /agent is editing/);
+    assert.match(followHover(undefined), /agent is working here/);
+  });
+});

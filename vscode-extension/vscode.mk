@@ -1,0 +1,108 @@
+# VS Code extension (included by the top-level Makefile).
+#   make vsix          dist/acpls-<version>.vsix, with the acpls server bundled inside
+#   make test-ts       tsc --strict on every TypeScript file, then the unit tests (node:test)
+#   make test-vscode   end to end in a real VS Code: code-server + Debian chromium + playwright-core
+#   make lint-ts       tsc --strict only
+# Everything is installed here, once, behind stamps under .cache/ (a fresh Debian machine needs
+# nothing else). Installs are kept between runs: delete .cache/vscode to start over.
+
+VSX_DIR           := vscode-extension
+VSX_CACHE         := .cache/vscode
+VSX_APT_PACKAGES  := chromium ripgrep build-essential pkg-config libkrb5-dev libxkbfile-dev libsecret-1-dev libx11-dev
+VSX_APT_STAMP     := $(VSX_CACHE)/apt.stamp
+VSX_NPM_STAMP     := $(VSX_CACHE)/npm.stamp
+# code-server 4.100.3 serves VS Code 1.100.3 and runs on Node 20 (the machine's); the extension's
+# engines.vscode is ^1.100.0 to match.
+CODE_SERVER_VERSION := 4.100.3
+CODE_SERVER_DIR   := $(VSX_CACHE)/code-server-$(CODE_SERVER_VERSION)
+CODE_SERVER_STAMP := $(CODE_SERVER_DIR).stamp
+CODE_SERVER       := $(CODE_SERVER_DIR)/node_modules/code-server/out/node/entry.js
+CODE_SERVER_VSCODE := $(CODE_SERVER_DIR)/node_modules/code-server/lib/vscode
+VSX_VERSION       := $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' server/acpls/__init__.py)
+VSIX              := dist/acpls-$(VSX_VERSION).vsix
+VSX_BUNDLE        := $(VSX_DIR)/bundled/libs
+VSX_BUNDLE_STAMP  := $(VSX_DIR)/bundled/.built
+VSX_SOURCES       := $(shell find $(VSX_DIR)/src $(VSX_DIR)/media -type f 2>/dev/null) \
+                     $(VSX_DIR)/package.json $(VSX_DIR)/esbuild.mjs $(VSX_DIR)/.vscodeignore $(VSX_DIR)/README.md
+VSX_SERVER_SOURCES := pyproject.toml $(shell find server/acpls -name '*.py' 2>/dev/null)
+VSX_ARTIFACTS     := test-artifacts/vscode
+
+VSCODE_TEST_TARGETS := test-ts test-vscode
+
+.PHONY: vsix test-ts test-vscode lint-ts vscode-deps code-server
+
+# Debian packages: chromium for the browser, ripgrep for VS Code's search, and the headers that
+# code-server's native modules compile against. Only what is missing is installed.
+$(VSX_APT_STAMP):
+	@mkdir -p $(@D)
+	@missing=$$(for p in $(VSX_APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "apt-get install $$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi
+	touch $@
+
+# The extension's npm packages, exactly as locked.
+$(VSX_NPM_STAMP): $(VSX_DIR)/package.json $(VSX_DIR)/package-lock.json
+	@mkdir -p $(@D)
+	cd $(VSX_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+# code-server from npm. Its postinstall cannot run here (it refuses root, downloads ripgrep from
+# GitHub, and node-gyp asks before installing), so it is installed with --ignore-scripts and the
+# postinstall's steps are done by hand: VS Code's production dependencies, the native modules
+# rebuilt from source, Debian's rg in place of the downloaded one, and the symlinks it makes.
+$(CODE_SERVER_STAMP): | $(VSX_APT_STAMP)
+	rm -rf $(CODE_SERVER_DIR) && mkdir -p $(CODE_SERVER_DIR)
+	cd $(CODE_SERVER_DIR) && npm install --no-audit --no-fund --loglevel=error --ignore-scripts code-server@$(CODE_SERVER_VERSION)
+	cd $(CODE_SERVER_DIR) && npm_config_yes=true npm rebuild --loglevel=error argon2
+	cd $(CODE_SERVER_VSCODE) && npm install --no-audit --no-fund --loglevel=error --omit=dev --ignore-scripts
+	cd $(CODE_SERVER_VSCODE) && npm_config_yes=true npm rebuild --loglevel=error \
+	  @parcel/watcher @vscode/deviceid @vscode/spdlog kerberos native-watchdog node-pty
+	mkdir -p $(CODE_SERVER_VSCODE)/node_modules/@vscode/ripgrep/bin
+	cp "$$(command -v rg)" $(CODE_SERVER_VSCODE)/node_modules/@vscode/ripgrep/bin/rg
+	ln -sfn node_modules $(CODE_SERVER_VSCODE)/node_modules.asar
+	ln -sfn code-linux.sh $(CODE_SERVER_VSCODE)/bin/remote-cli/code-server
+	ln -sfn browser-linux.sh $(CODE_SERVER_VSCODE)/bin/helpers/browser.sh
+	cd $(CODE_SERVER_VSCODE)/extensions && npm install --no-audit --no-fund --loglevel=error --omit=dev --ignore-scripts \
+	  && node postinstall.mjs >/dev/null
+	printf 'bind-addr: 127.0.0.1:0\nauth: none\ncert: false\n' > $(VSX_CACHE)/code-server.yaml
+	node $(CODE_SERVER) --config $(VSX_CACHE)/code-server.yaml --version
+	touch $@
+code-server: $(CODE_SERVER_STAMP)
+
+vscode-deps: $(VSX_APT_STAMP) $(VSX_NPM_STAMP) $(CODE_SERVER_STAMP)
+
+# The acpls server and its dependencies, bundled for `python -m acpls` with PYTHONPATH pointing here
+# (no pip step for the user). watchfiles and orjson are compiled: the bundle holds this machine's
+# wheels (linux x64, the venv's CPython), so the .vsix is marked --target linux-x64.
+$(VSX_BUNDLE_STAMP): $(VSX_SERVER_SOURCES) | $(STAMP)
+	rm -rf $(VSX_BUNDLE) && mkdir -p $(VSX_BUNDLE)
+	$(PIP) install -q --no-compile --disable-pip-version-check --target $(VSX_BUNDLE) .
+	rm -rf $(VSX_BUNDLE)/bin
+	touch $@
+
+$(VSIX): $(VSX_NPM_STAMP) $(VSX_BUNDLE_STAMP) $(VSX_SOURCES)
+	@v=$$(node -p "require('./$(VSX_DIR)/package.json').version"); \
+	  if [ "$$v" != "$(VSX_VERSION)" ]; then echo "package.json version $$v differs from acpls $(VSX_VERSION)"; exit 1; fi
+	@mkdir -p $(@D)
+	cd $(VSX_DIR) && node esbuild.mjs --production
+	cd $(VSX_DIR) && npx vsce package --target linux-x64 --allow-missing-repository --skip-license \
+	  --out ../$(VSIX) >/dev/null
+	@echo "built $(VSIX)"
+vsix: $(VSIX)
+
+lint-ts: $(VSX_NPM_STAMP)
+	cd $(VSX_DIR) && npm run -s lint
+
+test-ts: lint-ts
+	cd $(VSX_DIR) && npm test -s
+
+# End to end: code-server on 127.0.0.1 with the .vsix installed, driven by playwright-core in
+# chromium, with the demo agent. Screenshots of each step land in test-artifacts/vscode/.
+test-vscode: $(VSIX) $(CODE_SERVER_STAMP) $(VSX_APT_STAMP) $(STAMP)
+	@rm -rf $(VSX_ARTIFACTS) && mkdir -p $(VSX_ARTIFACTS)
+	cd $(VSX_DIR) && node esbuild.mjs --tests
+	CODE_SERVER="$(abspath $(CODE_SERVER))" VSIX="$(abspath $(VSIX))" ACPLS_PYTHON="$(abspath $(PY))" \
+	  ARTIFACTS="$(abspath $(VSX_ARTIFACTS))" REPO_ROOT="$(CURDIR)" \
+	  node --test --test-reporter=spec --test-timeout=240000 $(VSX_DIR)/out/test/e2e/
