@@ -155,12 +155,15 @@ function M.set(opts)
 end
 
 --- The effective options (defaults with the user's on top). Options with a wrong type are dropped
---- (and reported), so a typo never breaks the plugin.
+--- (and reported, unless `quiet`), so a typo never breaks the plugin.
+---@param quiet boolean?
 ---@return table
-function M.get()
+function M.get(quiet)
   local opts = M.user()
   local problems = M.validate(opts)
-  report(problems)
+  if not quiet then
+    report(problems)
+  end
   for _, p in ipairs(problems) do
     if p.level == 'error' then
       local path = p.msg:match('^([%w_.]+):')

@@ -119,7 +119,8 @@ function M.count(a, b)
   local ta = #a > 0 and (table.concat(a, '\n') .. '\n') or ''
   local tb = #b > 0 and (table.concat(b, '\n') .. '\n') or ''
   local added, removed = 0, 0
-  for _, h in ipairs(vim.text.diff(ta, tb, { result_type = 'indices' }) --[[@as integer[][] ]]) do
+  local diff = (vim.text and vim.text.diff) or vim.diff
+  for _, h in ipairs(diff(ta, tb, { result_type = "indices" }) --[[@as integer[][] ]]) do
     removed = removed + h[2]
     added = added + h[4]
   end

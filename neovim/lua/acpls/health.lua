@@ -25,7 +25,7 @@ function M.check()
   end
 
   health.start('acpls: server')
-  local opts = config.get()
+  local opts = config.get(true)
   local client = require('acpls.client')
   local cmd, why = client.server_cmd(opts)
   if not cmd then

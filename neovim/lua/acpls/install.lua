@@ -25,17 +25,26 @@ function M.executable(opts)
   return M.dir(opts) .. '/bin/acpls'
 end
 
-local function run(cmd, on_done)
-  vim.system(cmd, { text = true }, function(res)
-    vim.schedule(function()
-      on_done(res)
+local function runner(wait)
+  return function(cmd, on_done)
+    if wait then
+      on_done(vim.system(cmd, { text = true }):wait())
+      return
+    end
+    vim.system(cmd, { text = true }, function(res)
+      vim.schedule(function()
+        on_done(res)
+      end)
     end)
-  end)
+  end
 end
 
---- Create the virtualenv and pip install the repository into it.
+--- Create the virtualenv and pip install the repository into it. With `opts.wait` it blocks until
+--- done (for a plugin manager's build step); else it runs in the background.
 ---@param on_done fun(ok: boolean, message: string)?
-function M.install(on_done)
+---@param opts {wait: boolean?}?
+function M.install(on_done, opts)
+  local run = runner(opts and opts.wait)
   local opts = config.get()
   local dir, source = M.dir(opts), M.source(opts)
   local python = opts.install.python or (vim.fn.executable('python3') == 1 and 'python3' or 'python')

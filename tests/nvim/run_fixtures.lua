@@ -1,0 +1,40 @@
+-- Feed every golden message of editors/fixtures/ through the plugin's acpls/* handlers (the same
+-- handler table vim.lsp.start gets), the way Neovim's LSP client decodes and dispatches them.
+-- Returns a report the Python test checks.
+local dir = ...
+local client = require('acpls.client')
+local handlers = client.merged_handlers({})
+local report = { handled = {}, unhandled = {}, results = {}, expected = {} }
+local files = vim.fn.globpath(dir, '*.json', false, true)
+table.sort(files)
+for _, path in ipairs(files) do
+  local name = vim.fn.fnamemodify(path, ':t')
+  local msg = vim.json.decode(table.concat(vim.fn.readfile(path), '\n'), { luanil = { object = true } })
+  if msg.method then
+    local handler = handlers[msg.method]
+    if not handler then
+      table.insert(report.unhandled, name)
+    else
+      local ctx = { method = msg.method, client_id = 4242 }
+      if msg.method == 'acpls/requestPermission' then
+        -- Requests run in a coroutine (as in vim.lsp.rpc) until the user answers.
+        local result
+        local co = coroutine.create(function()
+          result = handler(nil, msg.params, ctx)
+        end)
+        local ok, err = coroutine.resume(co)
+        assert(ok, err)
+        local sel = T.open_selects()[1]
+        T.answer_label(sel.index, 'Allow [')
+        assert(coroutine.status(co) == 'dead', 'the request did not finish after the answer')
+        report.results[name] = result
+      else
+        handler(nil, msg.params, ctx)
+      end
+      table.insert(report.handled, name)
+    end
+  elseif msg.result ~= nil then
+    report.expected[name] = msg.result
+  end
+end
+return report

@@ -1,0 +1,107 @@
+"""Follow: the agent's position is shown in the code window, never in the user's current window."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.nvim
+
+
+def tool(call_id: str, path: str, line: int, status: str = "in_progress") -> dict:
+    return {
+        "update": {
+            "sessionUpdate": "tool_call",
+            "toolCallId": call_id,
+            "title": f"Read {path}",
+            "kind": "read",
+            "status": status,
+            "locations": [{"path": f"$cwd/{path}", "line": line}],
+        }
+    }
+
+
+FOLLOW_SCRIPT = {
+    "protocol": 1,
+    "on_prompt": [
+        tool("c1", "calc.py", 5),
+        {"sleep": 0.1},
+        tool("c2", "README.md", 3),
+        {"sleep": 0.1},
+        {"update": {"sessionUpdate": "agent_message_chunk",
+                    "content": {"type": "text", "text": "followed"}}},
+    ],
+}
+
+
+def test_follow_moves_code_window_and_marks_line_without_taking_focus(editor_factory):
+    ed = editor_factory(FOLLOW_SCRIPT)
+    ed.nvim.command(f"edit {ed.workspace / 'hello.txt'}")
+    code_win = ed.nvim.current.window.handle
+    ed.nvim.command("Acpls chat")
+    prompt_win = ed.nvim.current.window.handle
+    assert prompt_win != code_win
+    assert ed.lua("return vim.api.nvim_get_mode().mode") == "i"
+    # Type the prompt and send it with the insert-mode mapping, as a user would.
+    ed.nvim.input("please follow<C-s>")
+    ed.wait_turn_end()
+
+    assert ed.nvim.current.window.handle == prompt_win
+    assert ed.lua("return vim.api.nvim_get_mode().mode") == "i"
+    name = ed.lua("return vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(...))", code_win)
+    assert name == str(ed.workspace / "README.md")
+    assert ed.lua("return vim.api.nvim_win_get_cursor(...)", code_win) == [3, 0]
+    marks = ed.lua(
+        "local f = require('acpls.follow');"
+        "local buf = vim.api.nvim_win_get_buf(...);"
+        "return vim.api.nvim_buf_get_extmarks(buf, f.ns, 0, -1, {details = true})",
+        code_win,
+    )
+    assert len(marks) == 1
+    _, row, _, details = marks[0]
+    assert row == 2
+    assert details["line_hl_group"] == "AcplsAgentCursor"
+    assert details["sign_hl_group"] == "AcplsAgentCursorSign"
+    assert details["sign_text"].strip() == "▶"
+    # Only one mark in the whole editor: the earlier position (calc.py) was cleared.
+    calc_marks = ed.lua(
+        "local buf = vim.fn.bufnr(...);"
+        "return vim.api.nvim_buf_get_extmarks(buf, require('acpls.follow').ns, 0, -1, {})",
+        str(ed.workspace / "calc.py"),
+    )
+    assert calc_marks == []
+    assert ed.errors() == []
+
+
+def test_follow_off_stops_moving(editor_factory):
+    ed = editor_factory(FOLLOW_SCRIPT)
+    ed.nvim.command(f"edit {ed.workspace / 'hello.txt'}")
+    code_win = ed.nvim.current.window.handle
+    ed.nvim.command("Acpls follow off")
+    ed.wait("return require('acpls.follow').state.enabled == false")
+    ed.nvim.command("Acpls prompt go")
+    ed.wait_turn_end()
+    name = ed.lua("return vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(...))", code_win)
+    assert name == str(ed.workspace / "hello.txt")
+    assert ed.lua("return require('acpls.follow').mark()") is None
+    log = ed.agent_log.read_text()
+    assert "session/prompt" in log
+
+
+def test_user_edit_pause_is_shown(editor_factory):
+    script = {
+        "protocol": 1,
+        "on_prompt": [tool("c1", "calc.py", 2), {"sleep": 1.0}, tool("c2", "README.md", 3)],
+    }
+    ed = editor_factory(script)
+    ed.nvim.command(f"edit {ed.workspace / 'hello.txt'}")
+    ed.nvim.command("Acpls prompt go")
+    ed.wait("return require('acpls.follow').mark() ~= nil", what="the first follow")
+    # The user types in the file the agent is in: the server pauses follow and says so.
+    ed.nvim.command("wincmd t")
+    ed.nvim.input("ggOuser line<Esc>")
+    ed.wait("return require('acpls.follow').state.paused", what="follow paused")
+    ed.wait_turn_end()
+    notes = ed.lua("return vim.tbl_map(function(n) return n.msg end, T.notes)")
+    assert any("follow paused" in n for n in notes)
+    header = ed.lua("return T.lines(require('acpls.chat').list()[1].buf)[2]")
+    assert "follow paused" in header

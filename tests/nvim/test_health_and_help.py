@@ -1,0 +1,131 @@
+"""`:checkhealth acpls` reports no errors, `:help acpls` works, options are validated, and the
+plugin defines its command and mappings without loading its modules."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from tests.nvim.conftest import ACPLS, PLUGIN
+
+pytestmark = pytest.mark.nvim
+
+
+def health_lines(nvim) -> list[str]:
+    nvim.command("checkhealth acpls")
+    return nvim.exec_lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)")
+
+
+def test_checkhealth_reports_no_errors(plain_nvim):
+    nvim = plain_nvim
+    nvim.exec_lua("require('acpls').setup(...)", {"cmd": [str(ACPLS)]})
+    lines = health_lines(nvim)
+    text = "\n".join(lines)
+    assert "acpls: server" in text
+    assert "acpls --version" not in text or "failed" not in text
+    assert not [line for line in lines if "ERROR" in line], text
+    assert "OK options are valid" in text.replace("- ", "")
+
+
+def test_checkhealth_reports_bad_options_and_missing_server(plain_nvim):
+    nvim = plain_nvim
+    nvim.exec_lua(
+        "vim.g.acpls = {cmd = {'/nonexistent/acpls'}, follow = {enabled = 'yes'}, colour = 1}"
+    )
+    text = "\n".join(health_lines(nvim))
+    assert "follow.enabled: expected boolean, got string" in text
+    assert "unknown option colour" in text
+    assert "ERROR" in text
+
+
+def test_setup_warns_once_about_unknown_keys_and_drops_bad_values(plain_nvim):
+    nvim = plain_nvim
+    result = nvim.exec_lua(
+        """
+        require('acpls').setup({agent = 'demo', protocolVersion = 3, ui = {chat = {widht = 1}}})
+        local config = require('acpls.config')
+        local settings = config.server_settings()
+        config.get()
+        return {notes = vim.tbl_map(function(n) return n.msg end, T.notes), settings = settings}
+        """
+    )
+    notes = result["notes"]
+    assert any("unknown option ui.chat.widht" in n for n in notes)
+    assert any("protocolVersion: expected one of" in n for n in notes)
+    assert len(notes) == 2  # reported once, not on every use
+    assert result["settings"] == {"agent": "demo"}
+
+
+def test_vim_g_acpls_reaches_the_server_settings(plain_nvim):
+    nvim = plain_nvim
+    settings = nvim.exec_lua(
+        "vim.g.acpls = {agent = {command = 'x', args = {'y'}}, follow = {enabled = false},"
+        " ui = {agent_sign = '>'}};"
+        "return require('acpls.config').server_settings()"
+    )
+    assert settings == {"agent": {"command": "x", "args": ["y"]}, "follow": {"enabled": False}}
+
+
+def test_help_acpls_works_after_helptags(plain_nvim, tmp_path):
+    nvim = plain_nvim
+    doc = tmp_path / "rtp" / "doc"
+    shutil.copytree(PLUGIN / "doc", doc)
+    nvim.command(f"set rtp+={doc.parent}")
+    nvim.command(f"helptags {doc}")
+    assert nvim.exec_lua("return vim.v.errmsg") == ""
+    for tag in ("acpls", "acpls-options", ":Acpls-follow", "hl-AcplsAgentCursor", "acpls-setup"):
+        nvim.command(f"help {tag}")
+        assert nvim.exec_lua("return vim.fn.expand('%:t')") == "acpls.txt", tag
+        nvim.command("helpclose")
+    # Every |link| in the file points at a tag that exists.
+    missing = nvim.exec_lua(
+        """
+        local lines = vim.fn.readfile(...)
+        local missing = {}
+        for _, line in ipairs(lines) do
+          for link in line:gmatch('|([^|%s]+)|') do
+            if not vim.tbl_contains(vim.fn.getcompletion(link, 'help'), link) then
+              table.insert(missing, link)
+            end
+          end
+        end
+        return missing
+        """,
+        str(doc / "acpls.txt"),
+    )
+    assert missing == []
+
+
+def test_plugin_loads_lazily_and_defines_command_and_plugs(plain_nvim):
+    nvim = plain_nvim
+    loaded = nvim.exec_lua(
+        "local out = {} for name in pairs(package.loaded) do"
+        " if name:match('^acpls') then table.insert(out, name) end end return out"
+    )
+    assert loaded == []
+    assert nvim.exec_lua("return vim.fn.exists(':Acpls')") == 2
+    plugs = nvim.exec_lua(
+        "local out = {} for _, m in ipairs(vim.api.nvim_get_keymap('n')) do"
+        " if m.lhs:match('^<Plug>%(acpls') then table.insert(out, m.lhs) end end return out"
+    )
+    assert "<Plug>(acpls-keep-hunk)" in plugs
+    assert "<Plug>(acpls-chat)" in plugs
+    completions = nvim.exec_lua("return vim.fn.getcompletion('Acpls fo', 'cmdline')")
+    assert completions == ["follow"]
+    assert nvim.exec_lua("return vim.fn.getcompletion('Acpls follow ', 'cmdline')") == [
+        "on",
+        "off",
+        "toggle",
+    ]
+
+
+def test_highlight_groups_are_default_links(plain_nvim):
+    nvim = plain_nvim
+    nvim.exec_lua("vim.api.nvim_set_hl(0, 'AcplsAgentCursor', {bg = '#123456'})")
+    nvim.exec_lua("require('acpls').setup({})")
+    user = nvim.exec_lua("return vim.api.nvim_get_hl(0, {name = 'AcplsAgentCursor'})")
+    assert user.get("bg") == 0x123456
+    link = nvim.exec_lua("return vim.api.nvim_get_hl(0, {name = 'AcplsToolFailed'})")
+    assert link["link"] == "DiagnosticError"
+    assert link.get("default") is True

@@ -1,0 +1,86 @@
+"""Agent terminals: terminal buffers (nvim_open_term) that render split UTF-8 and colours intact."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.nvim
+
+TERMINAL_LUA = """
+local t = require('acpls.terminals').list()[1]
+if not t then return nil end
+local lines = vim.tbl_filter(function(l) return l ~= '' end, T.lines(t.buf))
+return {buf = t.buf, buftype = vim.bo[t.buf].buftype, command = t.command, status = t.status,
+        lines = lines, name = vim.api.nvim_buf_get_name(t.buf)}
+"""
+
+
+def test_v2_terminal_split_utf8_and_colour(editor_factory):
+    ed = editor_factory("v2_terminal")
+    ed.nvim.command(f"edit {ed.workspace / 'hello.txt'}")
+    ed.nvim.command("Acpls prompt run the tests")
+    ed.wait_turn_end()
+    term = ed.wait(
+        "local t = (function() " + TERMINAL_LUA + " end)()"
+        " if t and t.status == 'exit 0' and #t.lines >= 2 then return t end",
+        what="the terminal with its exit",
+    )
+    assert term["buftype"] == "terminal"
+    assert term["command"] == "make test"
+    # The ✓ was split across two base64 chunks; the escape sequences became colour, not text.
+    assert term["lines"][0] == "✓ ok café"
+    assert "[process exit 0]" in term["lines"][1]
+    assert "exit 0" in term["name"]
+    # Show it in a window and compare the screen cells: the ✓ is coloured, "café" is not.
+    ed.lua("require('acpls.terminals').show(...)", "scripted-1", "term-1", True)
+    ed.lua("vim.wait(100); vim.cmd('redraw')")
+    row = ed.lua("return vim.fn.win_screenpos(0)[1]")
+    col = ed.lua("return vim.fn.win_screenpos(0)[2]")
+    tick = ed.lua("local r, c = ...; return vim.fn.screenattr(r, c)", row, col)
+    plain = ed.lua("local r, c = ...; return vim.fn.screenattr(r, c)", row, col + 5)
+    assert ed.lua("local r, c = ...; return vim.fn.screenstring(r, c)", row, col) == "✓"
+    assert tick != plain
+    # The chat shows the terminal's command and exit in the tool call.
+    chat = "\n".join(ed.lua("return T.lines(require('acpls.chat').list()[1].buf)"))
+    assert "terminal term-1: make test (exit 0)" in chat
+    assert ed.errors() == []
+
+
+def test_v1_client_terminal_output_and_list(editor_factory):
+    ed = editor_factory("v1_terminal")
+    ed.nvim.command(f"edit {ed.workspace / 'hello.txt'}")
+    ed.nvim.command("Acpls prompt print")
+    ed.wait_turn_end()
+    term = ed.wait(
+        "local t = (function() " + TERMINAL_LUA + " end)()"
+        " if t and #t.lines >= 1 and t.lines[1]:find('café') then return t end",
+        what="the terminal output",
+    )
+    assert term["lines"][0] == "✓ ok café"
+    assert term["buftype"] == "terminal"
+    ed.nvim.command("Acpls terminals")
+    sel = ed.wait_select()
+    assert len(sel["labels"]) == 1
+    assert "printf" in sel["labels"][0]
+    ed.lua("T.answer(..., 1)", sel["index"])
+    assert ed.lua("return vim.bo.buftype") == "terminal"
+
+
+def test_reset_clears_the_terminal(plain_nvim):
+    nvim = plain_nvim
+    lines = nvim.exec_lua(
+        """
+        local terms = require('acpls.terminals')
+        terms.on_output({sessionId = 's', terminalId = 't', text = 'old output\\r\\n'}, {})
+        local before = terms.list()[1].buf
+        terms.on_output({sessionId = 's', terminalId = 't', text = 'fresh\\n', reset = true}, {})
+        terms.on_output({sessionId = 's', terminalId = 't', text = 'more\\n'}, {})
+        vim.wait(100)
+        local t = terms.list()[1]
+        return {valid_old = vim.api.nvim_buf_is_valid(before), same = before == t.buf,
+                lines = vim.tbl_filter(function(l) return l ~= '' end, T.lines(t.buf))}
+        """
+    )
+    assert lines["valid_old"] is False
+    assert lines["same"] is False
+    assert lines["lines"] == ["fresh", "more"]
