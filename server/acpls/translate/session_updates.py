@@ -308,7 +308,11 @@ class SessionUpdateNormalizer:
             return
         assert chain.message_id is not None
         if chain.auto:
-            self._messages[chain.message_id].fingerprint.add(block)
+            record = self._messages.get(chain.message_id)
+            if record is None:  # forgotten by the memory bound: start remembering again
+                record = _Message(role, _Fingerprint())
+                self._remember(chain.message_id, role, record.fingerprint)
+            record.fingerprint.add(block)
             out.append(_chunk_update(role, chain.message_id, block))
         else:
             self._add_block(role, chain.message_id, block, out)
