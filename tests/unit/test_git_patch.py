@@ -571,3 +571,14 @@ def test_git_rename_copy_mode_and_binary_sections(tmp_path: Path):
     assert apply_file_patch(old, renamed) == old + "one more\n"
     binary = git("diff", "--cached", "--binary", "--", "logo.bin")
     assert only(parse_git_patch(binary)).is_binary
+
+
+def test_make_git_patch_groups_nearby_changes_into_one_hunk():
+    old = "".join(f"{n}\n" for n in range(40))
+    near = old.replace("10\n", "ten\n").replace("15\n", "fifteen\n")
+    (near_fp,) = parse_git_patch(make_git_patch("/f", "/f", old, near))
+    assert [(h.old_start, h.old_count) for h in near_fp.hunks] == [(8, 12)]
+    far = old.replace("10\n", "ten\n").replace("30\n", "thirty\n")
+    (far_fp,) = parse_git_patch(make_git_patch("/f", "/f", old, far))
+    assert [(h.old_start, h.old_count) for h in far_fp.hunks] == [(8, 7), (28, 7)]
+    assert apply_file_patch(old, far_fp) == far

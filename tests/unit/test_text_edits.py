@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -9,6 +11,7 @@ from hypothesis import strategies as st
 from acpls.translate.text_edits import (
     LineHunk,
     apply_text_edits,
+    changed_blocks,
     diff_hunks,
     line_counts,
     minimal_line_edits,
@@ -200,3 +203,25 @@ def test_hunks_describe_the_same_change_as_the_edits(pair: tuple[str, str]):
         cursor = hunk.old_start + hunk.old_lines
     rebuilt.extend(old_lines[cursor:])
     assert "".join(rebuilt) == new
+
+
+def test_long_file_of_repeated_lines_stays_fast_and_minimal():
+    # difflib alone takes many seconds here (blank lines and braces repeat thousands of times).
+    old = "".join(("\n", "}\n", f"x{n} = {n}\n")[n % 3] for n in range(20_000))
+    new_lines = split_lines(old)
+    new_lines[10_001] = "changed\n"
+    new_lines[15_000:15_000] = ["inserted\n", "\n"]
+    new = "".join(new_lines)
+    started = time.perf_counter()
+    edits = minimal_line_edits(old, new)
+    assert time.perf_counter() - started < 5
+    assert [edit["range"]["start"]["line"] for edit in edits] == [10_001, 15_000]
+    assert apply_text_edits(old, edits) == new
+
+
+def test_changed_blocks_without_unique_lines_fall_back_to_difflib():
+    a = ["}\n", "\n", "}\n", "\n"]
+    b = ["}\n", "\n", "\n", "}\n", "\n"]
+    blocks = changed_blocks(a, b)
+    assert sum(j2 - j1 for _i1, _i2, j1, j2 in blocks) == 1
+    assert sum(i2 - i1 for i1, i2, _j1, _j2 in blocks) == 0

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from difflib import SequenceMatcher
 from typing import Literal
 
 import attrs
+
+from acpls.translate.text_edits import Block, changed_blocks
 
 HunkOp = Literal[" ", "+", "-"]
 
@@ -551,20 +552,35 @@ def _hunk_range(start: int, count: int) -> str:
     return f"{start}" if count == 1 else f"{start},{count}"
 
 
+def _hunk_groups(blocks: Sequence[Block], context: int) -> Iterator[list[Block]]:
+    """Changed blocks grouped into hunks: blocks closer than two contexts share one hunk."""
+    group: list[Block] = []
+    for block in blocks:
+        if group and block[0] - group[-1][1] > 2 * context:
+            yield group
+            group = []
+        group.append(block)
+    if group:
+        yield group
+
+
 def _hunk_text(old_lines: Sequence[str], new_lines: Sequence[str], context: int) -> Iterator[str]:
-    matcher = SequenceMatcher(None, old_lines, new_lines, autojunk=False)
-    for group in matcher.get_grouped_opcodes(context):
-        i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
+    for group in _hunk_groups(changed_blocks(old_lines, new_lines), context):
+        i1 = max(0, group[0][0] - context)
+        i2 = min(len(old_lines), group[-1][1] + context)
+        j1 = group[0][2] - (group[0][0] - i1)
+        j2 = group[-1][3] + (i2 - group[-1][1])
         # An empty side is numbered by the line it comes after, as in git.
         old_start = i1 + 1 if i2 > i1 else i1
         new_start = j1 + 1 if j2 > j1 else j1
-        yield (f"@@ -{_hunk_range(old_start, i2 - i1)} +{_hunk_range(new_start, j2 - j1)} @@\n")
-        for tag, a1, a2, b1, b2 in group:
-            if tag == "equal":
-                yield from _patch_lines(" ", old_lines[a1:a2])
-                continue
+        yield f"@@ -{_hunk_range(old_start, i2 - i1)} +{_hunk_range(new_start, j2 - j1)} @@\n"
+        cursor = i1
+        for a1, a2, b1, b2 in group:
+            yield from _patch_lines(" ", old_lines[cursor:a1])
             yield from _patch_lines("-", old_lines[a1:a2])
             yield from _patch_lines("+", new_lines[b1:b2])
+            cursor = a2
+        yield from _patch_lines(" ", old_lines[cursor:i2])
 
 
 def _patch_lines(op: str, lines: Sequence[str]) -> Iterator[str]:

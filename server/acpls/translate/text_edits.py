@@ -9,6 +9,7 @@ come out exactly.  Edits are plain JSON-shaped dicts (`{"range", "newText"}`).
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from difflib import SequenceMatcher
 from typing import Any
@@ -52,19 +53,95 @@ def _strip_terminator(line: str) -> str:
     return line.rstrip("\r\n")
 
 
-def _line_matcher(old_lines: Sequence[str], new_lines: Sequence[str]) -> SequenceMatcher[str]:
-    # autojunk off: with it, lines frequent in long files (blank lines, `}`) would never match,
-    # and the edits would grow far beyond the real change.
-    return SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+# Gaps without a line unique to both sides are left to difflib, which is quadratic on lines that
+# repeat (blank lines, `}`); above this many line pairs it may junk popular lines instead.
+_EXACT_GAP_LIMIT = 250_000
+
+Block = tuple[int, int, int, int]
+"""(i1, i2, j1, j2): old lines [i1, i2) became new lines [j1, j2)."""
 
 
-def _changed_blocks(
-    old_lines: Sequence[str], new_lines: Sequence[str]
-) -> Iterable[tuple[int, int, int, int]]:
-    """(i1, i2, j1, j2) of every non-equal block; SequenceMatcher never yields two in a row."""
-    for tag, i1, i2, j1, j2 in _line_matcher(old_lines, new_lines).get_opcodes():
-        if tag != "equal":
-            yield i1, i2, j1, j2
+def _unique_anchors(
+    a: Sequence[str], alo: int, ahi: int, b: Sequence[str], blo: int, bhi: int
+) -> list[tuple[int, int]]:
+    """Pairs of lines occurring once in each range, the longest run increasing on both sides."""
+    seen_a: dict[str, int] = {}
+    for i in range(alo, ahi):
+        seen_a[a[i]] = -1 if a[i] in seen_a else i
+    seen_b: dict[str, int] = {}
+    for j in range(blo, bhi):
+        if seen_a.get(b[j], -1) >= 0:
+            seen_b[b[j]] = -1 if b[j] in seen_b else j
+    pairs = sorted((seen_a[line], j) for line, j in seen_b.items() if j >= 0)
+    return _longest_increasing_by_second(pairs)
+
+
+def _longest_increasing_by_second(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Patience sorting: the longest run of `pairs` (sorted by first) increasing in second."""
+    tails: list[int] = []  # tails[k]: index into pairs ending the best run of length k+1
+    previous: list[int] = [-1] * len(pairs)
+    tail_values: list[int] = []
+    for index, (_i, j) in enumerate(pairs):
+        k = bisect_left(tail_values, j)
+        if k > 0:
+            previous[index] = tails[k - 1]
+        if k == len(tails):
+            tails.append(index)
+            tail_values.append(j)
+        else:
+            tails[k], tail_values[k] = index, j
+    run: list[tuple[int, int]] = []
+    index = tails[-1] if tails else -1
+    while index >= 0:
+        run.append(pairs[index])
+        index = previous[index]
+    run.reverse()
+    return run
+
+
+def _gap_blocks(
+    a: Sequence[str], alo: int, ahi: int, b: Sequence[str], blo: int, bhi: int
+) -> list[Block]:
+    """Changed blocks of a gap that has no unique anchor line, by difflib."""
+    exact = (ahi - alo) * (bhi - blo) <= _EXACT_GAP_LIMIT
+    matcher = SequenceMatcher(None, a[alo:ahi], b[blo:bhi], autojunk=not exact)
+    return [
+        (alo + i1, alo + i2, blo + j1, blo + j2)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+        if tag != "equal"
+    ]
+
+
+def changed_blocks(a: Sequence[str], b: Sequence[str]) -> list[Block]:
+    """The non-equal blocks between line lists `a` and `b`, in order, never two adjacent.
+
+    A patience diff (as git's): common ends are trimmed, lines unique to both sides anchor the
+    match, and the gaps between anchors are diffed the same way.  It stays fast on long files
+    full of repeated lines, where difflib alone is quadratic.
+    """
+    blocks: list[Block] = []
+    stack = [(0, len(a), 0, len(b))]
+    while stack:
+        alo, ahi, blo, bhi = stack.pop()
+        while alo < ahi and blo < bhi and a[alo] == b[blo]:
+            alo, blo = alo + 1, blo + 1
+        while alo < ahi and blo < bhi and a[ahi - 1] == b[bhi - 1]:
+            ahi, bhi = ahi - 1, bhi - 1
+        if alo == ahi or blo == bhi:
+            if alo < ahi or blo < bhi:
+                blocks.append((alo, ahi, blo, bhi))
+            continue
+        anchors = _unique_anchors(a, alo, ahi, b, blo, bhi)
+        if not anchors:
+            blocks.extend(_gap_blocks(a, alo, ahi, b, blo, bhi))
+            continue
+        gaps: list[Block] = []
+        for i, j in anchors:
+            gaps.append((alo, i, blo, j))
+            alo, blo = i + 1, j + 1
+        gaps.append((alo, ahi, blo, bhi))
+        stack.extend(reversed(gaps))  # popped left to right, so blocks come out in order
+    return blocks
 
 
 def diff_hunks(old: str, new: str) -> list[LineHunk]:
@@ -79,14 +156,14 @@ def diff_hunks(old: str, new: str) -> list[LineHunk]:
             old_text="".join(old_lines[i1:i2]),
             new_text="".join(new_lines[j1:j2]),
         )
-        for i1, i2, j1, j2 in _changed_blocks(old_lines, new_lines)
+        for i1, i2, j1, j2 in changed_blocks(old_lines, new_lines)
     ]
 
 
 def line_counts(old: str, new: str) -> tuple[int, int]:
     """(added, removed) line counts between `old` and `new`."""
     added = removed = 0
-    for i1, i2, j1, j2 in _changed_blocks(split_lines(old), split_lines(new)):
+    for i1, i2, j1, j2 in changed_blocks(split_lines(old), split_lines(new)):
         added += j2 - j1
         removed += i2 - i1
     return added, removed
@@ -123,7 +200,7 @@ def minimal_line_edits(old: str, new: str) -> list[TextEdit]:
             },
             "newText": "".join(new_lines[j1:j2]),
         }
-        for i1, i2, j1, j2 in _changed_blocks(old_lines, new_lines)
+        for i1, i2, j1, j2 in changed_blocks(old_lines, new_lines)
     ]
 
 
