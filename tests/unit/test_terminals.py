@@ -751,8 +751,8 @@ def test_v1_meta_terminal_output_and_delta_append_text(store: TerminalStore) -> 
         S, "toolu_1", {"terminal_output_delta": {"terminal_id": "toolu_1", "data": "b\n"}}
     )
     store.apply_v1_meta(S, "toolu_1", {"terminal_output": {"terminalId": "toolu_1", "data": "ü"}})
-    assert store.output_text(S, "toolu_1") == "ab\nü"
-    assert pulled_text(store) == "ab\nü"
+    assert store.output_text(S, "toolu_1") == "ab\r\nü"
+    assert pulled_text(store) == "ab\r\nü"
 
 
 def test_v1_meta_output_marked_snapshot_replaces(store: TerminalStore) -> None:
@@ -799,7 +799,7 @@ def test_v1_meta_whole_claude_sequence(store: TerminalStore) -> None:
             "owner": "agent",
         }
     ]
-    assert store.take_output() == [OutputBatch(S, "toolu_bash", "a.ts\nb.ts", False)]
+    assert store.take_output() == [OutputBatch(S, "toolu_bash", "a.ts\r\nb.ts", False)]
 
 
 def test_v1_meta_without_terminal_id_uses_the_tool_call_id(store: TerminalStore) -> None:
@@ -839,3 +839,8 @@ def test_snapshot_is_complete_so_output_tail_is_not_truncated_after_it() -> None
     assert store.output_tail(S, T)[1]
     store.apply_update(S, update(output={"data": b64("full")}))
     assert store.output_tail(S, T) == ("full", False)
+
+
+def test_v1_meta_text_gets_carriage_returns_for_the_terminal(store: TerminalStore) -> None:
+    store.apply_v1_meta(S, "c", {"terminal_output": {"data": "one\ntwo\r\nthree\n"}})
+    assert store.output_text(S, "c") == "one\r\ntwo\r\nthree\r\n"

@@ -116,8 +116,8 @@ class TrimmingTerminalStoreMachine(TerminalStoreMachine):
             assert whole_text.endswith(expected_view(retained, sanitize=False))
 
 
-TerminalStoreMachine.TestCase.settings = settings(max_examples=300, stateful_step_count=40)
-TrimmingTerminalStoreMachine.TestCase.settings = settings(max_examples=300, stateful_step_count=40)
+TerminalStoreMachine.TestCase.settings = settings(max_examples=200, stateful_step_count=40)
+TrimmingTerminalStoreMachine.TestCase.settings = settings(max_examples=200, stateful_step_count=40)
 
 TestTerminalStore = TerminalStoreMachine.TestCase
 TestTrimmingTerminalStore = TrimmingTerminalStoreMachine.TestCase

@@ -23,7 +23,8 @@ Where terminals come from:
   - `terminal_info: {terminal_id, cwd?, command?}`: the tool call shows this terminal.
   - `terminal_output: {terminal_id, data}` and `terminal_output_delta: {terminal_id, data}`:
     `data` is UTF-8 *text* (not base64) appended to the output, as Zed treats it. An item with
-    `"snapshot": true` replaces the output instead.
+    `"snapshot": true` replaces the output instead. The text comes from a pipe, not a pty, so a
+    bare LF becomes CR LF (a terminal would otherwise draw a staircase).
   - `terminal_exit: {terminal_id, exit_code?, signal?}`: the terminal exited.
 
   `terminalId` / `exitCode` are accepted for the snake-case keys, and a missing terminal id means
@@ -49,6 +50,7 @@ import base64
 import binascii
 import codecs
 import logging
+import re
 from collections.abc import Mapping
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any, Literal, NamedTuple
@@ -75,6 +77,7 @@ Owner = Literal["agent", "client"]
 
 _Utf8Decoder = codecs.getincrementaldecoder("utf-8")
 _V1_OUTPUT_KEYS = ("terminal_output", "terminal_output_delta")
+_BARE_LF = re.compile(r"(?<!\r)\n")
 _MISSING: Any = object()
 
 
@@ -468,7 +471,9 @@ class TerminalStore:
             logger.error("%s for terminal %s has no string data; ignored", key, terminal_id)
             return
         self.set_tool_call(session_id, terminal_id, tool_call_id)
-        chunk = data.encode("utf-8", "replace")  # JSON text may hold lone surrogates
+        # The text comes from pipes, not a pty: a bare LF would make a terminal staircase.
+        text = _BARE_LF.sub("\r\n", data)
+        chunk = text.encode("utf-8", "replace")  # JSON text may hold lone surrogates
         if item.get("snapshot") is True:
             terminal = self._terminal(session_id, terminal_id)
             terminal.out.replace(chunk)
