@@ -844,3 +844,26 @@ def test_snapshot_is_complete_so_output_tail_is_not_truncated_after_it() -> None
 def test_v1_meta_text_gets_carriage_returns_for_the_terminal(store: TerminalStore) -> None:
     store.apply_v1_meta(S, "c", {"terminal_output": {"data": "one\ntwo\r\nthree\n"}})
     assert store.output_text(S, "c") == "one\r\ntwo\r\nthree\r\n"
+
+
+def test_command_may_arrive_after_the_first_update(store: TerminalStore) -> None:
+    store.append_chunk(S, T, b64("output first"))
+    store.apply_update(S, update(cwd="/ws"))
+    store.apply_update(S, update(command="late"))
+    assert shown(store)["command"] == "late"
+
+
+@pytest.mark.parametrize("signal", ["SIGKILL", "SIGINT", "CTRL_BREAK_EVENT"])
+def test_signal_names_pass_through_unchanged(store: TerminalStore, signal: str) -> None:
+    store.apply_update(S, update(exitStatus={"signal": signal}))
+    assert shown(store)["exitStatus"] == {"signal": signal}
+
+
+def test_terminal_notifications_may_come_before_the_tool_call_reference(
+    store: TerminalStore,
+) -> None:
+    store.apply_update(S, update(command="ls"))
+    store.append_chunk(S, T, b64("a\r\n"))
+    [state] = store.take_state_changes()
+    assert "toolCallId" not in state.to_editor()
+    assert store.take_output() == [OutputBatch(S, T, "a\r\n", False)]
