@@ -629,6 +629,7 @@ def test_nothing_is_silently_dropped():
     result = edit_of(v2(changes), {})  # type: ignore[list-item]
     assert len(result.files) == len(changes)
     assert len(result.edit["changeAnnotations"]) == len(changes)
+    assert result.files[-1].summary_line() == "(no path) +0 -0 (unknown)"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -113,7 +113,7 @@ class FileSummary:
         name = self.path
         if self.old_path is not None and self.old_path != self.path:
             name = f"{self.old_path} → {self.path}"
-        suffix = "" if self.operation == "modify" else f" ({self.operation})"
+        suffix = "" if self.operation == "modify" else f" ({self.operation or 'unknown'})"
         return f"{name} +{self.added} -{self.removed}{suffix}"
 
 
@@ -297,7 +297,7 @@ def _summary(
             if full.path == change.path:
                 added, removed = line_counts(full.old_text or "", full.new_text)
     return FileSummary(
-        path=change.path or change.old_path or "",
+        path=change.path or change.old_path or "(no path)",
         added=added,
         removed=removed,
         operation=change.operation,
