@@ -9,7 +9,6 @@ a generated function call plus one set difference for unknown keys: no per-call 
 
 from __future__ import annotations
 
-import logging
 import re
 import types
 import typing
@@ -31,8 +30,6 @@ from acpls.acp.models import (
     Omitted,
     RawItem,
 )
-
-log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
