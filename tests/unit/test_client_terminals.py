@@ -297,3 +297,20 @@ async def test_callback_errors_do_not_break_the_terminal() -> None:
         assert terminals.output("s1", tid).output == "still here\r\n"
     finally:
         await terminals.aclose()
+
+
+async def test_tree_killed_when_leader_was_reaped_before_start_time_read(
+    terms: ClientTerminals, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A leader that exits at once can be reaped before its start time is read; its
+    background children must still be found (through the session) and killed."""
+    import acpls.services.terminals as module
+
+    monkeypatch.setattr(module, "_start_time", lambda pid: None)
+    tid = await terms.create("s1", "/bin/sh", ["-c", "sleep 300 & echo bg=$!"])
+    out = await wait_output(terms, "s1", tid, "bg=")
+    pid = int(out.split("bg=")[1].split()[0])
+    await terms.wait_for_exit("s1", tid)
+    monkeypatch.undo()
+    await terms.release("s1", tid)
+    assert await wait_dead([pid]) == []

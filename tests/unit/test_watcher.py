@@ -265,3 +265,18 @@ async def test_disk_write_reviewed_and_rejected(repo: Path) -> None:
     target.write_text(apply_text_edits(target.read_text(), edit.edits))
     assert target.read_text() == "def f():\n    return 1\n"
     assert review.files() == []
+
+
+async def test_remember_before_start_and_forgotten_after_stop(ws: Path) -> None:
+    changes = Changes()
+    watcher = TurnWatcher([str(ws)], changes.on_change, debounce_ms=50, use_git=False)
+    target = str(ws / "src" / "main.py")
+    watcher.remember(target, "x = 1\n")
+    await watcher.start()
+    assert (await watcher.baseline_for(target)).source == "remembered"
+    await watcher.stop(flush=False)
+    await watcher.start()
+    try:
+        assert (await watcher.baseline_for(target)).known is False
+    finally:
+        await watcher.stop(flush=False)

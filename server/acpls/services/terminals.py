@@ -140,6 +140,9 @@ class ClientTerminals:
         terminal_id = f"term_{next(self._ids)}"
         terminal = _Terminal(self, session_id, terminal_id, limit)
         await terminal.start(argv, full_env, work_dir, self._winsize)
+        if self._closed:  # aclose() ran while the process was starting
+            await terminal.close(self._kill_grace_s)
+            raise TerminalError(INTERNAL_ERROR, "terminals are shut down")
         self._terminals[(session_id, terminal_id)] = terminal
         log.info("terminal %s started: %s (pid %d)", terminal_id, argv, terminal.pid)
         return terminal_id
@@ -273,10 +276,14 @@ class _Terminal:
                 env=env,
                 start_new_session=True,
             )
-        except BaseException as exc:
+        except (OSError, ValueError) as exc:
             os.close(master)
             os.close(slave)
             raise _spawn_error(argv[0], exc) from exc
+        except BaseException:
+            os.close(master)
+            os.close(slave)
+            raise
         # Only the child may hold the slave side, or end of file never comes.
         os.close(slave)
         self._master = master
@@ -391,8 +398,6 @@ class _Terminal:
 
     def _tree(self) -> set[tuple[int, int]]:
         """(pid, start time) of every live process that belongs to this terminal."""
-        if self.start_time is None:
-            return set()
         return _process_tree(self.pid, self.start_time)
 
 
@@ -445,16 +450,14 @@ def _env_item(item: Any) -> tuple[str, str]:
     return name, value
 
 
-def _spawn_error(command: str, exc: BaseException) -> BaseException:
+def _spawn_error(command: str, exc: OSError | ValueError) -> TerminalError:
     if isinstance(exc, FileNotFoundError):
         return TerminalError(INVALID_PARAMS, f"command not found: {command}")
     if isinstance(exc, PermissionError):
         return TerminalError(INVALID_PARAMS, f"permission denied: {command}")
     if isinstance(exc, OSError):
         return TerminalError(INTERNAL_ERROR, f"cannot start {command}: {exc.strerror or exc}")
-    if isinstance(exc, ValueError):
-        return TerminalError(INVALID_PARAMS, f"cannot start {command}: {exc}")
-    return exc
+    return TerminalError(INVALID_PARAMS, f"cannot start {command}: {exc}")
 
 
 def _unknown(session_id: str, terminal_id: str) -> TerminalError:
@@ -526,15 +529,17 @@ def _start_time(pid: int) -> int | None:
     return None if stat is None else stat[3]
 
 
-def _process_tree(leader: int, leader_start: int) -> set[tuple[int, int]]:
+def _process_tree(leader: int, leader_start: int | None) -> set[tuple[int, int]]:
     """Every live process of the terminal: members of its session and their descendants.
 
     The session id is the leader's pid. That number cannot be reused while any process still
     uses it as a session id, so session members are ours unless the pid now names a different
-    process (then the session is empty and the number was recycled).
+    process (then the session is empty and the number was recycled). `leader_start` is None
+    when the leader exited before its start time could be read; any process with its pid is
+    then a different one.
     """
     if not os.path.isdir("/proc/self"):
-        return {(leader, leader_start)}
+        return set() if leader_start is None else {(leader, leader_start)}
     table: dict[int, tuple[int, int, int, int, str]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit() and (stat := _stat(int(entry))) is not None:

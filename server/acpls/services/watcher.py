@@ -134,7 +134,6 @@ class TurnWatcher:
         if self.running:
             return
         self._stop = asyncio.Event()
-        self._remembered.clear()
         self._seen.clear()
         roots = self._existing_roots()
         if not roots:
@@ -157,6 +156,7 @@ class TurnWatcher:
         still get one debounce period to arrive."""
         task = self._task
         if task is None:
+            self._remembered.clear()
             return
         if flush and not task.done():
             await asyncio.sleep((self._debounce_ms + 100) / 1000)
@@ -169,6 +169,8 @@ class TurnWatcher:
                 await task
         finally:
             self._task = None
+            # What was remembered belongs to this turn; the next one starts from scratch.
+            self._remembered.clear()
 
     # -- what the caller tells us --------------------------------------------------------------
 
@@ -178,7 +180,8 @@ class TurnWatcher:
 
     def remember(self, path: str, text: str) -> None:
         """Text of `path` as acpls knows it before the agent changed it (open documents at turn
-        start, files the agent read). The first text for a path in a turn wins."""
+        start, files the agent read). The first text for a path in a turn wins; `stop` forgets
+        them all. May be called before `start`."""
         self._remembered.setdefault(os.path.realpath(path), text)
 
     async def baseline_for(self, path: str) -> Baseline:
