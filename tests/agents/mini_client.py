@@ -167,6 +167,9 @@ class MiniClient:
             self._dispatch(message)
             async with self._changed:
                 self._changed.notify_all()
+        for _method, future in self._pending.values():
+            if not future.done():
+                future.set_exception(ConnectionError("the agent closed its stdout"))
         async with self._changed:
             self._changed.notify_all()
 
