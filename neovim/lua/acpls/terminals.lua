@@ -46,6 +46,11 @@ local function get(sid, tid)
     terms[k] = t
     table.insert(order, k)
     open(t)
+    vim.api.nvim_exec_autocmds('User', {
+      pattern = 'AcplsTerminal',
+      modeline = false,
+      data = { sessionId = sid, terminalId = tid, buf = t.buf },
+    })
   end
   return t
 end
