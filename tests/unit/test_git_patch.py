@@ -453,7 +453,7 @@ def plus_minus_counts(patch: str) -> tuple[int, int]:
     return sum(line.startswith("+") for line in lines), sum(line.startswith("-") for line in lines)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(related_texts())
 def test_difflib_patches_parse_back_and_apply(texts: tuple[str, str]):
     old, new = texts
@@ -467,7 +467,7 @@ def test_difflib_patches_parse_back_and_apply(texts: tuple[str, str]):
     assert (fp.added, fp.removed) == plus_minus_counts(patch)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(related_texts())
 def test_make_git_patch_round_trips(texts: tuple[str, str]):
     old, new = texts

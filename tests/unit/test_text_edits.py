@@ -169,7 +169,7 @@ def document_pairs(draw: st.DrawFn) -> tuple[str, str]:
     return old, "".join(new_lines) + draw(st.sampled_from(["", "tail", "\n"]))
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(document_pairs())
 def test_minimal_line_edits_round_trip(pair: tuple[str, str]):
     old, new = pair
@@ -184,7 +184,7 @@ def test_minimal_line_edits_round_trip(pair: tuple[str, str]):
         assert edit["range"]["start"]["character"] == 0
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(document_pairs())
 def test_hunks_describe_the_same_change_as_the_edits(pair: tuple[str, str]):
     old, new = pair
