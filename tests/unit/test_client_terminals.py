@@ -314,3 +314,16 @@ async def test_tree_killed_when_leader_was_reaped_before_start_time_read(
     monkeypatch.undo()
     await terms.release("s1", tid)
     assert await wait_dead([pid]) == []
+
+
+async def test_wait_for_exit_pending_during_release_gets_an_error(
+    terms: ClientTerminals,
+) -> None:
+    code = "import time; print('up', flush=True); time.sleep(300)"
+    tid = await terms.create("s1", PY, ["-c", code])
+    await wait_output(terms, "s1", tid, "up")
+    waiter = asyncio.ensure_future(terms.wait_for_exit("s1", tid))
+    await asyncio.sleep(0.05)
+    await terms.release("s1", tid)
+    # The process ended by the release's SIGTERM, so the pending wait sees that exit.
+    assert await asyncio.wait_for(waiter, 5) == ExitStatus(exit_code=None, signal="SIGTERM")

@@ -145,6 +145,8 @@ def test_a_hand_written_glob_matches(rules_file: Path) -> None:
         ("FOO=1 make test", "make test"),
         ("pytest tests/unit", "pytest"),
         ("'my tool' arg", "'my tool'"),
+        ("rm -rf build", "rm -rf build"),
+        ("sudo apt install x", "sudo apt install x"),
         ("", None),
     ],
 )
@@ -282,3 +284,18 @@ def test_default_rules_path() -> None:
     relative = default_rules_path({"XDG_STATE_HOME": "rel"})
     assert str(relative).endswith(".local/state/acpls/rules.json")
     assert relative.is_absolute()
+
+
+def test_dangerous_commands_match_exactly(rules_file: Path) -> None:
+    rules = store(rules_file)
+    [rule] = rules.record("a", exec_call("rm -rf build"), "allow_always")
+    assert rules.match("a", exec_call("rm -rf build")) == rule
+    assert rules.match("a", exec_call("rm -rf build /")) is None
+    assert rules.match("a", exec_call("rm -rf ~")) is None
+
+
+def test_compound_command_records_nothing(rules_file: Path) -> None:
+    rules = store(rules_file)
+    assert rules.record("a", exec_call("rm -rf build && make"), "allow_always") == []
+    assert rules.record("a", exec_call("cd src; ls"), "reject_always") == []
+    assert rules.list() == []

@@ -362,7 +362,9 @@ class _Terminal:
 
     async def wait(self) -> ExitStatus:
         await self.exited.wait()
-        assert self.exit_status is not None
+        if self.exit_status is None:
+            # Released while waiting, and the process never reported its end.
+            raise _unknown(self.session_id, self.terminal_id)
         return self.exit_status
 
     async def kill(self, grace_s: float) -> None:
@@ -395,6 +397,7 @@ class _Terminal:
                 self._waiter.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await self._waiter
+            self.exited.set()  # wake any wait_for_exit still pending
 
     def _tree(self) -> set[tuple[int, int]]:
         """(pid, start time) of every live process that belongs to this terminal."""

@@ -10,8 +10,10 @@ the rule is narrow and acpls, not the agent, keeps it:
   A request matches an allow rule only when *every* path it names is covered; one covered path is
   enough for a reject rule. A file tool call that names no path records nothing.
 * `execute`: the command's first word(s) (`git status`, `npm run build`, `pytest`), from rawInput
-  `command` (or the title). An allow rule only ever matches a simple command: anything with shell
-  operators, substitutions or redirections (`;`, `&&`, `|`, `$(`, `>`, ...) is asked about again.
+  `command` (or the title); for commands that can destroy or leak (`rm`, `sudo`, `curl`, `find`,
+  ...) the exact command. An allow rule only ever matches a simple command: anything with shell
+  operators, substitutions or redirections (`;`, `&&`, `|`, `$(`, `>`, ...) is asked about again,
+  and answering "always" to such a command records nothing.
 * `search`, `fetch`, `think`, `switch_mode`: the whole kind, for that agent.
 * `other` and unknown kinds: the exact tool-call title, since the kind says nothing.
 
@@ -64,6 +66,14 @@ _SUBCOMMAND_TOOLS = frozenset(
 # `npm run build`, `uv run pytest`: the third word is the real command.
 _RUNNER_WORDS = frozenset({"run", "exec", "x", "dlx"})
 _PYTHONS = frozenset({"python", "python3", "py"})
+# Commands where "the same first word" is far too wide: a rule is for the exact command only.
+_EXACT_COMMANDS = frozenset(
+    {
+        "rm", "rmdir", "sudo", "su", "doas", "dd", "mkfs", "shred", "chmod", "chown", "kill",
+        "pkill", "killall", "shutdown", "reboot", "curl", "wget", "ssh", "scp", "rsync", "eval",
+        "sh", "bash", "zsh", "env", "xargs", "find",
+    }
+)  # fmt: skip
 _UNSAFE_CHARS = frozenset(";&|<>`$\n\r(){}")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
@@ -250,7 +260,9 @@ class RuleStore:
         if kind in FILE_KINDS:
             return [(glob.escape(p), None, None) for p in self._relative_paths(tool_call)]
         if kind == "execute":
-            prefix = command_prefix(command_of(tool_call) or "")
+            command = command_of(tool_call) or ""
+            # A compound command has no single prefix that would mean what the user approved.
+            prefix = command_prefix(command) if _is_simple(command) else None
             return [(None, prefix, None)] if prefix else []
         if kind in WHOLE_KINDS:
             return [(None, None, None)]
@@ -395,10 +407,14 @@ def command_of(tool_call: Mapping[str, Any]) -> str | None:
 
 
 def command_prefix(command: str) -> str | None:
-    """The first word(s) that say what a command does: `git push`, `npm run build`, `ls`."""
+    """The first word(s) that say what a command does: `git push`, `npm run build`, `ls`.
+    For commands that can destroy or leak (`rm`, `sudo`, `curl`, ...) it is the whole command,
+    and such a rule only matches that exact command."""
     words = _words(command)
     if not words:
         return None
+    if os.path.basename(words[0]) in _EXACT_COMMANDS:
+        return shlex.join(words)
     return shlex.join(words[: _prefix_length(words)])
 
 
@@ -443,8 +459,12 @@ def _segments(command: str) -> list[str]:
 
 
 def _prefix_matches(prefix: str, command: str) -> bool:
-    wanted = _words(prefix)
-    return bool(wanted) and _words(command)[: len(wanted)] == wanted
+    wanted, words = _words(prefix), _words(command)
+    if not wanted:
+        return False
+    if os.path.basename(wanted[0]) in _EXACT_COMMANDS:
+        return words == wanted
+    return words[: len(wanted)] == wanted
 
 
 def _match_command(rules: list[Rule], command: str | None) -> Rule | None:
