@@ -73,6 +73,7 @@ class AgentProcess:
         self._proc: asyncio.subprocess.Process | None = None
         self._tasks = TaskSupervisor("agent-process")
         self._stopping = False
+        self._readers: list[asyncio.Task[None]] = []
         self.failure: str | None = None
 
     @property
@@ -101,8 +102,10 @@ class AgentProcess:
             raise AgentStartError(self.failure) from exc
         self.state = AgentState.RUNNING
         logger.info("agent started: %s (pid %d)", self.describe(), self._proc.pid)
-        self._tasks.spawn("stdout", self._read_stdout())
-        self._tasks.spawn("stderr", self._read_stderr())
+        self._readers = [
+            self._tasks.spawn("stdout", self._read_stdout()),
+            self._tasks.spawn("stderr", self._read_stderr()),
+        ]
         self._tasks.spawn("wait", self._wait())
 
     def write(self, data: bytes) -> None:
@@ -164,8 +167,9 @@ class AgentProcess:
         assert self._proc
         returncode = await self._proc.wait()
         self.returncode = returncode
-        # Let the readers drain what the agent wrote before it died.
-        await asyncio.sleep(0)
+        # Let the readers drain what the agent wrote before it died (its last stderr lines are
+        # the most useful part of the error message). Children may hold the pipes open: bounded.
+        await asyncio.wait(self._readers, timeout=0.5)
         self.state = AgentState.EXITED if self._stopping or returncode == 0 else AgentState.FAILED
         if self.state is AgentState.FAILED:
             self.failure = f"`{self.describe()}` {describe_returncode(returncode)}"

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from acpls.acp.connection import AgentConnection
+from acpls.acp.process import AgentStartError
 from acpls.acp.transport import AUTH_REQUIRED, INTERNAL_ERROR, INVALID_PARAMS, AcpError
 from acpls.core import ports
 from acpls.core.pump import FlushScheduler
@@ -127,7 +128,7 @@ class Hub:
             await asyncio.wait_for(
                 conn.open(self.settings.protocol_version), AGENT_START_TIMEOUT
             )
-        except (AcpError, OSError, TimeoutError) as exc:
+        except (AcpError, AgentStartError, OSError, TimeoutError) as exc:
             detail = exc.message if isinstance(exc, AcpError) else str(exc) or type(exc).__name__
             message = f"acpls: the agent {spec.name} could not start: {detail}"
             if conn.process.returncode is not None or conn.process.failure:
@@ -239,7 +240,7 @@ class Hub:
         if session_id in self.sessions:
             return self.sessions[session_id]
         session = self._register_session(session_id, cwd, {})
-        session.normalizer.replay_mode(True)
+        self.router.replay(session, True)
         try:
             if conn.session_capability("load") and conn.version == 1:
                 params = {"sessionId": session_id, "cwd": cwd, "mcpServers": mcp}
@@ -255,7 +256,7 @@ class Hub:
             self.sessions.pop(session_id, None)
             raise
         finally:
-            session.normalizer.replay_mode(False)
+            self.router.replay(session, False)
         self.router.session_started(session, result if isinstance(result, dict) else {})
         self.pump.flush_now()
         return session
@@ -341,7 +342,7 @@ class Hub:
         turn = Turn(done=loop.create_future())
         session.turn = turn
         self.current_session_id = session.id
-        self.router.turn_started(session, text)
+        self.router.turn_started(session, text, blocks)
         request = self.tasks.spawn(
             f"prompt:{session.id}", self._send_prompt(conn, session, turn, blocks)
         )

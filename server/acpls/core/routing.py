@@ -144,8 +144,8 @@ class UpdateRouter:
 
     # -- session life ----------------------------------------------------------------------------
     def session_started(self, session: Session, response: dict[str, Any]) -> None:
-        for update in initial_updates(response):
-            self.route(session, update)
+        for update in session.normalizer.session_setup(response):
+            self._to_editor(session, update)
         if session.id not in self._transcripts:
             self._transcripts[session.id] = Transcript.create(
                 self.hub.state_dir, session.id, self.hub.settings.agent.name
@@ -154,11 +154,11 @@ class UpdateRouter:
             self.route(session, update)
         self.hub.pump.poke()
 
-    def turn_started(self, session: Session, text: str) -> None:
+    def turn_started(self, session: Session, text: str, blocks: list[dict[str, Any]]) -> None:
         transcript = self._transcripts.get(session.id)
         if transcript is not None:
             transcript.user_prompt(text)
-        for update in session.normalizer.begin_turn():
+        for update in session.normalizer.user_prompt(blocks) + session.normalizer.begin_turn():
             self._to_editor(session, update)
         self.hub.pump.poke()
 
@@ -181,6 +181,11 @@ class UpdateRouter:
             self._transcripts[session.id] = transcript
         transcript.flush()
         return path_to_uri(str(transcript.path))
+
+    def replay(self, session: Session, enabled: bool) -> None:
+        for update in session.normalizer.replay_mode(enabled):
+            self._to_editor(session, update)
+        self.hub.pump.poke()
 
     def mode_changed(self, session: Session, mode_id: str) -> None:
         self.route(session, {"sessionUpdate": "current_mode_update", "currentModeId": mode_id})
@@ -282,18 +287,3 @@ def _slice_lines(text: str, selection: dict[str, Any]) -> str:
         end -= 1
     return "".join(lines[start : end + 1])
 
-
-def initial_updates(response: dict[str, Any]) -> list[dict[str, Any]]:
-    """What a session/new (load, resume) response says, as the session updates that say the same."""
-    updates: list[dict[str, Any]] = []
-    modes = response.get("modes")
-    if isinstance(modes, dict):
-        updates.append({"sessionUpdate": "current_mode_update", "_acplsModes": modes,
-                        "currentModeId": modes.get("currentModeId")})
-    if isinstance(response.get("configOptions"), list):
-        updates.append({"sessionUpdate": "config_option_update",
-                        "configOptions": response["configOptions"]})
-    if isinstance(response.get("availableCommands"), list):
-        updates.append({"sessionUpdate": "available_commands_update",
-                        "availableCommands": response["availableCommands"]})
-    return updates
