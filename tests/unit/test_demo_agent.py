@@ -447,3 +447,73 @@ def test_git_patch_for_new_and_changed_files(tmp_path: Path) -> None:
         f"diff --git {path} {path}\n--- {path}\n+++ {path}\n@@ -1,2 +1,2 @@\n one\n-two\n"
         "\\ No newline at end of file\n+three\n\\ No newline at end of file\n"
     )
+
+
+@pytest.mark.parametrize("method", ["terminal/cancel", "tool_call/cancel"])
+async def test_v2_client_stops_the_running_command(workspace: Path, method: str) -> None:
+    # Real pacing, so the command is still running when the client stops it.
+    client = MiniClient(demo_command(), cwd=workspace, env={"ACPLS_DEMO_SPEED": "0.5"}, version=2)
+    await client.start()
+    try:
+        await client.initialize(2)
+        session_id = await client.new_session()
+        turn = asyncio.ensure_future(client.prompt(session_id, "fix it", 2))
+        await client.wait_for(lambda: client.updates_of("terminal_output_chunk"))
+        first = client.updates_of("terminal_update")[0]
+        assert first["capabilities"] == {"cancel": {}}
+        run = calls_of_kind(client, "execute")[0]
+        assert run["capabilities"] == {"cancel": {}}
+        target = (
+            {"terminalId": first["terminalId"]}
+            if method == "terminal/cancel"
+            else {"toolCallId": run["toolCallId"]}
+        )
+
+        assert await client.request(method, {"sessionId": session_id, **target}) == {}
+
+        assert await turn == "end_turn"
+        last = client.updates_of("terminal_update")[-1]
+        assert last["exitStatus"] == {"exitCode": None, "signal": "SIGTERM"}
+        assert last["capabilities"] is None
+        run = calls_of_kind(client, "execute")[0]
+        assert run["status"] == ("failed" if method == "terminal/cancel" else "cancelled")
+        with pytest.raises(AgentError) as error:
+            await client.request(method, {"sessionId": session_id, **target})
+        assert error.value.code == -32602
+    finally:
+        await client.close()
+    assert client.schema_errors == [], "\n".join(client.schema_errors)
+
+
+async def test_prompt_context_files_are_read_first(start: Start, workspace: Path) -> None:
+    client = await start(1)
+    await client.initialize(1)
+    session_id = await client.new_session()
+    readme = workspace / "README.md"
+    prompt = [
+        {"type": "text", "text": "explain this"},
+        {"type": "resource_link", "uri": readme.as_uri(), "name": "README.md"},
+    ]
+    result = await client.request("session/prompt", {"sessionId": session_id, "prompt": prompt})
+    assert result == {"stopReason": "end_turn"}
+    reads = [c["title"] for c in calls_of_kind(client, "read")]
+    assert reads == ["Read README.md", "Read calc.py", "Read test_calc.py"]
+
+
+async def test_cancel_request_cancels_a_v1_prompt(start: Start) -> None:
+    client = await start(1, permission_kind=None)
+    await client.initialize(1, **FULL_V1_CAPS)
+    session_id = await client.new_session()
+    params = {"sessionId": session_id, "prompt": [{"type": "text", "text": "fix it"}]}
+    turn = asyncio.ensure_future(client.request("session/prompt", params))
+    await client.wait_for(lambda: requests_named(client, "session/request_permission"))
+    prompt_id = max(client._pending)  # the prompt is the client's latest request
+
+    client.notify("$/cancel_request", {"requestId": prompt_id})
+
+    with pytest.raises(AgentError) as error:
+        await turn
+    assert error.value.code == -32800
+    # The agent is still alive and takes the next prompt.
+    client.permission_kind = "allow_once"
+    assert await client.prompt(session_id, "again", 1) == "end_turn"

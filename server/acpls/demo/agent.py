@@ -21,6 +21,7 @@ import itertools
 import os
 import re
 import shlex
+import signal
 import sys
 from collections import deque
 from collections.abc import Awaitable
@@ -28,6 +29,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlparse
+from urllib.request import url2pathname
 
 from acpls import __version__
 from acpls.demo import workspace_scan as scan
@@ -134,6 +137,16 @@ class DemoSession:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     used_tokens: int = 0
     prompt_count: int = 0
+    # v2 tool_call/cancel and terminal/cancel: ("tool_call" | "terminal", id) -> its stopper
+    stoppers: dict[tuple[str, str], Stopper] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class Stopper:
+    """Lets the client stop one running command (v2 `tool_call/cancel`, `terminal/cancel`)."""
+
+    event: asyncio.Event = field(default_factory=asyncio.Event)
+    by: str | None = None  # "tool_call" or "terminal", whichever cancelled it
 
 
 class DemoAgent:
@@ -157,6 +170,8 @@ class DemoAgent:
             "session/set_mode": self.set_mode,
             "session/set_config_option": self.set_config_option,
             "session/prompt": self.prompt,
+            "tool_call/cancel": self.cancel_tool_call,
+            "terminal/cancel": self.cancel_terminal,
         }.items():
             peer.on_request(method, handler)
         peer.on_notification("session/cancel", self.cancel)
@@ -302,6 +317,23 @@ class DemoAgent:
         if session is not None:
             for turn in session.turns:
                 turn.cancelled.set()
+
+    async def cancel_tool_call(self, params: Any) -> dict[str, Any]:
+        return self._stop(params, "tool_call", params.get("toolCallId"))
+
+    async def cancel_terminal(self, params: Any) -> dict[str, Any]:
+        return self._stop(params, "terminal", params.get("terminalId"))
+
+    def _stop(self, params: Any, kind: str, item_id: Any) -> dict[str, Any]:
+        session = self._session(params)
+        stopper = session.stoppers.get((kind, str(item_id)))
+        if stopper is None or stopper.event.is_set():
+            raise RpcError(
+                INVALID_PARAMS, f"{kind} {item_id!r} is unknown, final or not cancellable"
+            )
+        stopper.by = kind
+        stopper.event.set()
+        return {}
 
     # -- modes, config options, commands --------------------------------------------------------
 
@@ -606,6 +638,7 @@ class TurnRunner:
         sample = scan.is_sample_project(root)
         files = scan.find_python_files(root)
         targets = [root / "calc.py", root / "test_calc.py"] if sample else files[:3]
+        targets = with_context_first(context_files(self.blocks), targets)
         await self.stream("agent_thought_chunk", thought_text(self.text, root, targets))
         self.set_plan(
             [
@@ -667,7 +700,7 @@ class TurnRunner:
 
     async def explain(self) -> None:
         root = self.session.cwd
-        files = scan.find_python_files(root)[:3]
+        files = with_context_first(context_files(self.blocks), scan.find_python_files(root)[:3])
         await self.stream("agent_thought_chunk", thought_text(self.text, root, files))
         self.set_plan(
             [("Read the code", "high", "in_progress"), ("Explain it", "medium", "pending")]
@@ -863,12 +896,14 @@ class TurnRunner:
             argv += ["--compile", *(str(p.relative_to(root)) for p in files)]
         call_id = self.next_id("run")
         command = shlex.join(argv)
+        extra: dict[str, Any] = {"capabilities": {"cancel": {}}} if self.v2 else {}
         self.start_tool(
             call_id,
             title="Run the checks",
             kind="execute",
             status="in_progress",
             rawInput={"command": command, "cwd": str(root)},
+            **extra,
         )
         if not self.v2 and self.client.terminal:
             exit_code = await self.run_in_client_terminal(call_id, argv)
@@ -930,14 +965,18 @@ class TurnRunner:
     async def run_own_process(self, call_id: str, argv: list[str], command: str) -> int | None:
         """The agent runs the command itself and streams its output to the client.
 
-        v2: an agent-owned terminal (`terminal_update` + `terminal_output_chunk`); v1 with the
-        `_meta.terminal_output` extension: `terminal_info` / `terminal_output` / `terminal_exit`
-        on the tool call's `_meta`; plain v1: the output as text content at the end.
+        v2: an agent-owned terminal (`terminal_update` + `terminal_output_chunk`) that the client
+        may stop with `terminal/cancel` or `tool_call/cancel`; v1 with the `_meta.terminal_output`
+        extension: `terminal_info` / `terminal_output` / `terminal_exit` on the tool call's
+        `_meta`; plain v1: the output as text content at the end.
         """
         terminal_id = f"term-{call_id}"
         cwd = str(self.session.cwd)
         meta_terminal = not self.v2 and self.client.meta_terminal_output
+        stopper = Stopper()
         if self.v2:
+            self.session.stoppers[("tool_call", call_id)] = stopper
+            self.session.stoppers[("terminal", terminal_id)] = stopper
             self.update_tool(call_id, content=[{"type": "terminal", "terminalId": terminal_id}])
             self.emit(
                 {
@@ -945,6 +984,7 @@ class TurnRunner:
                     "terminalId": terminal_id,
                     "command": command,
                     "cwd": cwd,
+                    "capabilities": {"cancel": {}},
                 }
             )
         elif meta_terminal:
@@ -953,6 +993,23 @@ class TurnRunner:
                 content=[{"type": "terminal", "terminalId": terminal_id}],
                 _meta={"terminal_info": {"terminal_id": terminal_id, "cwd": cwd}},
             )
+        try:
+            return await self._stream_process(
+                call_id, terminal_id, argv, cwd, meta_terminal, stopper
+            )
+        finally:
+            self.session.stoppers.pop(("tool_call", call_id), None)
+            self.session.stoppers.pop(("terminal", terminal_id), None)
+
+    async def _stream_process(
+        self,
+        call_id: str,
+        terminal_id: str,
+        argv: list[str],
+        cwd: str,
+        meta_terminal: bool,
+        stopper: Stopper,
+    ) -> int | None:
         process = await asyncio.create_subprocess_exec(
             *argv,
             cwd=cwd,
@@ -965,30 +1022,42 @@ class TurnRunner:
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         collected: list[str] = []
         try:
-            while chunk := await self.until_cancelled(process.stdout.read(4096)):
+            while True:
+                finished, chunk = await wait_or_cancelled(
+                    process.stdout.read(4096), self.turn.cancelled, stopper.event
+                )
+                self.check_cancelled()
+                if not finished:  # the client cancelled this command (v2)
+                    with contextlib.suppress(ProcessLookupError):
+                        process.terminate()
+                    break
+                if not chunk:
+                    break
                 for piece in split_inside_character(chunk):
                     self.send_output(call_id, terminal_id, piece, decoder, collected, meta_terminal)
                     await self.pause(0.03)
-            exit_code = await process.wait()
+            returncode = await process.wait()
         except TurnCancelled:
             with contextlib.suppress(ProcessLookupError):
                 process.kill()
-            await process.wait()
+            returncode = await process.wait()
             self.finish_own_terminal(
                 call_id,
                 terminal_id,
-                None,
-                "SIGKILL",
+                returncode,
                 collected,
                 meta_terminal,
                 status=self.cancelled_status,
             )
             raise
-        status = "completed" if exit_code == 0 else "failed"
+        if stopper.by == "tool_call":
+            status = "cancelled"
+        else:
+            status = "completed" if returncode == 0 else "failed"
         self.finish_own_terminal(
-            call_id, terminal_id, exit_code, None, collected, meta_terminal, status=status
+            call_id, terminal_id, returncode, collected, meta_terminal, status=status
         )
-        return exit_code
+        return returncode
 
     def send_output(
         self,
@@ -1019,22 +1088,25 @@ class TurnRunner:
         self,
         call_id: str,
         terminal_id: str,
-        exit_code: int | None,
-        signal: str | None,
+        returncode: int,
         collected: list[str],
         meta_terminal: bool,
         *,
         status: str,
     ) -> None:
+        exit_code, signal = exit_status(returncode)
         if self.v2:
             self.emit(
                 {
                     "sessionUpdate": "terminal_update",
                     "terminalId": terminal_id,
                     "exitStatus": {"exitCode": exit_code, "signal": signal},
+                    "capabilities": None,
                 }
             )
-            self.update_tool(call_id, status=status, rawOutput={"exitCode": exit_code})
+            self.update_tool(
+                call_id, status=status, rawOutput={"exitCode": exit_code}, capabilities=None
+            )
         elif meta_terminal:
             self.update_tool(
                 call_id,
@@ -1105,6 +1177,29 @@ def prompt_text(blocks: list[Any]) -> str:
     return " ".join(part for part in parts if part)
 
 
+def context_files(blocks: list[Any]) -> list[Path]:
+    """Local files the prompt points at (`resource_link` or embedded `resource` with a file URI)."""
+    paths: list[Path] = []
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "resource_link":
+            uri = block.get("uri")
+        elif block.get("type") == "resource" and isinstance(block.get("resource"), dict):
+            uri = block["resource"].get("uri")
+        else:
+            continue
+        if isinstance(uri, str) and uri.startswith("file://"):
+            path = Path(url2pathname(urlparse(uri).path))
+            if path.is_absolute() and path.is_file() and path not in paths:
+                paths.append(path)
+    return paths
+
+
+def with_context_first(context: list[Path], targets: list[Path]) -> list[Path]:
+    return context + [path for path in targets if path not in context]
+
+
 def title_from(text: str) -> str:
     line = text.strip().splitlines()[0] if text.strip() else "Demo session"
     return line if len(line) <= 60 else line[:57] + "..."
@@ -1153,6 +1248,16 @@ def split_for_streaming(text: str, pieces: int = 4) -> list[str]:
         return [text] if text else []
     size = max(1, -(-len(words) // pieces))
     return ["".join(words[i : i + size]) for i in range(0, len(words), size)]
+
+
+def exit_status(returncode: int) -> tuple[int | None, str | None]:
+    """(exitCode, signal) for a subprocess return code (negative: killed by that signal)."""
+    if returncode >= 0:
+        return returncode, None
+    try:
+        return None, signal.Signals(-returncode).name
+    except ValueError:
+        return None, f"SIG{-returncode}"
 
 
 def split_inside_character(data: bytes) -> list[bytes]:

@@ -329,23 +329,22 @@ def setup_stderr_logging(level: int = logging.WARNING) -> None:
     )
 
 
-async def wait_or_cancelled(
-    awaitable: Awaitable[Any], cancelled: asyncio.Event
-) -> tuple[bool, Any]:
-    """Await `awaitable` unless `cancelled` is set first.
+async def wait_or_cancelled(awaitable: Awaitable[Any], *events: asyncio.Event) -> tuple[bool, Any]:
+    """Await `awaitable` unless one of `events` is set first.
 
-    Returns (True, result) when it finished, (False, None) when the event won; the awaitable is
+    Returns (True, result) when it finished, (False, None) when an event won; the awaitable is
     then cancelled (for `Peer.request` that sends `$/cancel_request`).
     """
     task = asyncio.ensure_future(awaitable)
-    waiter = asyncio.ensure_future(cancelled.wait())
+    waiters = [asyncio.ensure_future(event.wait()) for event in events]
     try:
-        done, _ = await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait({task, *waiters}, return_when=asyncio.FIRST_COMPLETED)
     except asyncio.CancelledError:
         task.cancel()
         raise
     finally:
-        waiter.cancel()
+        for waiter in waiters:
+            waiter.cancel()
     if task in done:
         return True, task.result()
     task.cancel()
