@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+
+from tests.agents import read_log
 
 pytestmark = pytest.mark.nvim
 
@@ -19,3 +23,171 @@ def test_chat_shows_streamed_text_plan_and_tool_status(editor_factory):
     print(text)
     assert "Hello from the scripted agent." in text
     assert ed.errors() == []
+
+
+def chat_text(ed, index: int = 1) -> str:
+    return "\n".join(ed.lua("return T.lines(require('acpls.chat').list()[...].buf)", index))
+
+
+def test_tool_call_is_updated_in_place_and_thought_folded(editor_factory):
+    ed = editor_factory("v2_basic")
+    ed.nvim.command(f"edit {ed.workspace / 'calc.py'}")
+    ed.nvim.command("Acpls chat")
+    ed.nvim.input("<Esc>")
+    ed.nvim.command("Acpls prompt hello")
+    ed.wait_turn_end()
+    text = chat_text(ed)
+    tool_lines = [line for line in text.splitlines() if "Read README.md ·" in line]
+    assert tool_lines == ["✓ read · Read README.md · completed"]
+    # The plan is at the top, before the conversation.
+    assert text.index("## Plan") < text.index("## You")
+    # The thought is folded in the chat window.
+    folded = ed.lua(
+        """
+        local chat = require('acpls.chat').list()[1]
+        local win = vim.fn.win_findbuf(chat.buf)[1]
+        return vim.api.nvim_win_call(win, function()
+          for l = 1, vim.fn.line('$') do
+            if vim.fn.getline(l) == '> _Thinking_' then
+              return {vim.fn.foldclosed(l), vim.fn.foldclosedend(l), l}
+            end
+          end
+        end)
+        """
+    )
+    start, end, line = folded
+    assert start == line and end == line + 1
+
+
+def test_selection_is_sent_as_context(editor_factory):
+    ed = editor_factory("v1_basic")
+    ed.nvim.command(f"edit {ed.workspace / 'calc.py'}")
+    ed.nvim.command("xmap <buffer> <F5> <Plug>(acpls-send-selection)")
+    ed.nvim.input("ggjVj<F5>")
+    ed.wait("return #T.inputs == 1", what="the question input")
+    assert ed.lua("return vim.api.nvim_get_mode().mode") == "n"
+    ed.lua("T.answer_input(1, 'what does this do?')")
+    ed.wait_turn_end()
+    prompts = [m for m in read_log(ed.agent_log) if m.get("method") == "session/prompt"]
+    blocks = prompts[0]["params"]["prompt"]
+    assert blocks[0] == {"type": "text", "text": "what does this do?"}
+    uris = [
+        (b.get("resource") or {}).get("uri") or b.get("uri") for b in blocks[1:] if b["type"] != "text"
+    ]
+    assert uris and all(u.startswith((ed.workspace / "calc.py").as_uri()) for u in uris)
+    context_text = json.dumps(blocks[1:])
+    assert "return a - b" in context_text
+
+
+def test_range_prompt_sends_lines_as_context(editor_factory):
+    ed = editor_factory("v1_basic")
+    ed.nvim.command(f"edit {ed.workspace / 'calc.py'}")
+    # An unsaved change: the agent sees the buffer, not the disk.
+    ed.nvim.command("call setline(6, '    return a ** b')")
+    ed.nvim.command("5,6Acpls prompt explain")
+    ed.wait_turn_end()
+    prompts = [m for m in read_log(ed.agent_log) if m.get("method") == "session/prompt"]
+    context_text = json.dumps(prompts[0]["params"]["prompt"][1:])
+    assert "return a ** b" in context_text
+
+
+MODES_SCRIPT = {
+    "protocol": 1,
+    "on_new_session": {
+        "modes": {
+            "currentModeId": "ask",
+            "availableModes": [{"id": "ask", "name": "Ask"}, {"id": "code", "name": "Code"}],
+        },
+        "configOptions": [
+            {
+                "id": "model",
+                "name": "Model",
+                "type": "select",
+                "currentValue": "fast",
+                "options": [{"value": "fast", "name": "Fast"}, {"value": "smart", "name": "Smart"}],
+            }
+        ],
+    },
+    "on_prompt": [
+        {"update": {"sessionUpdate": "available_commands_update",
+                    "availableCommands": [{"name": "test", "description": "Run the tests"}]}},
+        {"update": {"sessionUpdate": "agent_message_chunk",
+                    "content": {"type": "text", "text": "ok"}}},
+    ],
+}
+
+
+def test_mode_and_config_pickers_reach_the_agent(editor_factory):
+    ed = editor_factory(MODES_SCRIPT)
+    ed.nvim.command(f"edit {ed.workspace / 'calc.py'}")
+    ed.nvim.command("Acpls chat")
+    ed.nvim.input("<Esc>")
+    ed.wait(
+        "local c = require('acpls.chat').current(); return c and c.view.session.modes ~= nil",
+        what="the modes",
+    )
+    ed.nvim.command("Acpls mode")
+    sel = ed.wait_select()
+    assert sel["labels"] == ["Ask (current)", "Code"]
+    ed.lua("T.answer(..., 2)", sel["index"])
+    ed.nvim.command("Acpls config")
+    sel = ed.wait_select()
+    assert sel["labels"] == ["Model: fast"]
+    ed.lua("T.answer(..., 1)", sel["index"])
+    sel = ed.wait_select()
+    assert sel["labels"] == ["Fast (current)", "Smart"]
+    ed.lua("T.answer(..., 2)", sel["index"])
+
+    def sent(method: str) -> list[dict]:
+        return [m["params"] for m in read_log(ed.agent_log) if m.get("method") == method]
+
+    ed.wait("vim.wait(50); return true")
+    for _ in range(100):
+        if sent("session/set_mode") and sent("session/set_config_option"):
+            break
+        ed.lua("vim.wait(50)")
+    assert sent("session/set_mode")[0]["modeId"] == "code"
+    option = sent("session/set_config_option")[0]
+    assert option["configId"] == "model" and option["value"] == "smart"
+    # Slash commands from the agent complete in the prompt.
+    ed.nvim.command("Acpls prompt hi")
+    ed.wait_turn_end()
+    words = ed.lua(
+        "local c = require('acpls.chat').current();"
+        "vim.api.nvim_set_current_buf(c.in_buf);"
+        "return vim.tbl_map(function(i) return i.word end, require('acpls.chat').omnifunc(0, '/'))"
+    )
+    assert words == ["/test"]
+
+
+def test_cancel_stops_the_turn(editor_factory):
+    ed = editor_factory("v1_cancel")
+    ed.nvim.command(f"edit {ed.workspace / 'calc.py'}")
+    ed.nvim.command("Acpls prompt work")
+    ed.wait(
+        "return require('acpls.chat').list()[1] and"
+        " table.concat(T.lines(require('acpls.chat').list()[1].buf), '\\n'):find('Long task') ~= nil",
+        what="the long task",
+    )
+    ed.nvim.command("Acpls cancel")
+    ends = ed.wait_turn_end()
+    assert ends[0]["stopReason"] == "cancelled"
+    assert any(m.get("method") == "session/cancel" for m in read_log(ed.agent_log))
+    assert "✗ execute · Long task · failed" in chat_text(ed)
+
+
+def test_each_chat_has_its_own_session(editor_factory):
+    ed = editor_factory("v1_basic")
+    ed.nvim.command(f"edit {ed.workspace / 'calc.py'}")
+    ed.nvim.command("Acpls prompt first")
+    ed.wait_turn_end()
+    ed.nvim.command("Acpls chat new")
+    ed.nvim.input("second chat<C-s>")
+    ed.wait_turn_end(2)
+    chats = ed.lua("return require('acpls.chat').list()")
+    assert len(chats) == 2
+    assert chats[0]["sessionId"] != chats[1]["sessionId"]
+    prompts = [m["params"] for m in read_log(ed.agent_log) if m.get("method") == "session/prompt"]
+    assert [p["sessionId"] for p in prompts] == [chats[0]["sessionId"], chats[1]["sessionId"]]
+    assert "second chat" in chat_text(ed, 2)
+    assert "second chat" not in chat_text(ed, 1)
