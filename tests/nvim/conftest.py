@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -23,6 +22,7 @@ HELPERS = Path(__file__).with_name("helpers.lua")
 BIN = Path(sys.executable).parent
 NVIM = BIN / "nvim"
 ACPLS = BIN / "acpls"
+
 
 class Editor:
     """A Neovim under test, with helpers to run Lua and wait for conditions."""
@@ -116,7 +116,9 @@ def workspace(tmp_path: Path) -> Path:
     root = tmp_path / "ws"
     root.mkdir()
     (root / "hello.txt").write_text("hello\n", encoding="utf-8")
-    (root / "README.md").write_text("# sample\n\nA sample project.\nThird line.\n", encoding="utf-8")
+    (root / "README.md").write_text(
+        "# sample\n\nA sample project.\nThird line.\n", encoding="utf-8"
+    )
     (root / "calc.py").write_text(
         "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n", encoding="utf-8"
     )
@@ -124,9 +126,7 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def editor_factory(
-    tmp_path: Path, workspace: Path
-) -> Iterator[Callable[..., Editor]]:
+def editor_factory(tmp_path: Path, workspace: Path) -> Iterator[Callable[..., Editor]]:
     """`editor_factory(script, **options)`: a Neovim on the workspace whose acpls runs the scripted
     agent with `script` (a dict or a script name); `options` go to `require('acpls').setup()`."""
     started: list[pynvim.Nvim] = []
@@ -144,12 +144,13 @@ def editor_factory(
 
     yield make
     for nvim in started:
+        # Stopping the clients ends acpls, which ends the agent and its terminals.
         with contextlib.suppress(Exception):
             nvim.exec_lua("for _, c in ipairs(vim.lsp.get_clients()) do c:stop(true) end")
         with contextlib.suppress(Exception):
-            nvim.close()
-        with contextlib.suppress(Exception):
             nvim.quit("qa!")
+        with contextlib.suppress(Exception):
+            nvim.close()
 
 
 @pytest.fixture
@@ -161,8 +162,3 @@ def plain_nvim(tmp_path: Path, workspace: Path) -> Iterator[pynvim.Nvim]:
         nvim.quit("qa!")
     with contextlib.suppress(Exception):
         nvim.close()
-
-
-def copy_tree(src: Path, dst: Path) -> Path:
-    shutil.copytree(src, dst)
-    return dst

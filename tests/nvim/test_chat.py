@@ -16,9 +16,7 @@ def test_chat_shows_streamed_text_plan_and_tool_status(editor_factory):
     ed.nvim.command(f"edit {ed.workspace / 'calc.py'}")
     ed.nvim.command("Acpls prompt Say hello")
     ed.wait_turn_end()
-    lines = ed.lua(
-        "local c = require('acpls.chat').list()[1]; return T.lines(c.buf)"
-    )
+    lines = ed.lua("local c = require('acpls.chat').list()[1]; return T.lines(c.buf)")
     text = "\n".join(lines)
     print(text)
     assert "Hello from the scripted agent." in text
@@ -72,7 +70,9 @@ def test_selection_is_sent_as_context(editor_factory):
     blocks = prompts[0]["params"]["prompt"]
     assert blocks[0] == {"type": "text", "text": "what does this do?"}
     uris = [
-        (b.get("resource") or {}).get("uri") or b.get("uri") for b in blocks[1:] if b["type"] != "text"
+        (b.get("resource") or {}).get("uri") or b.get("uri")
+        for b in blocks[1:]
+        if b["type"] != "text"
     ]
     assert uris and all(u.startswith((ed.workspace / "calc.py").as_uri()) for u in uris)
     context_text = json.dumps(blocks[1:])
@@ -109,10 +109,18 @@ MODES_SCRIPT = {
         ],
     },
     "on_prompt": [
-        {"update": {"sessionUpdate": "available_commands_update",
-                    "availableCommands": [{"name": "test", "description": "Run the tests"}]}},
-        {"update": {"sessionUpdate": "agent_message_chunk",
-                    "content": {"type": "text", "text": "ok"}}},
+        {
+            "update": {
+                "sessionUpdate": "available_commands_update",
+                "availableCommands": [{"name": "test", "description": "Run the tests"}],
+            }
+        },
+        {
+            "update": {
+                "sessionUpdate": "agent_message_chunk",
+                "content": {"type": "text", "text": "ok"},
+            }
+        },
     ],
 }
 
@@ -141,7 +149,6 @@ def test_mode_and_config_pickers_reach_the_agent(editor_factory):
     def sent(method: str) -> list[dict]:
         return [m["params"] for m in read_log(ed.agent_log) if m.get("method") == method]
 
-    ed.wait("vim.wait(50); return true")
     for _ in range(100):
         if sent("session/set_mode") and sent("session/set_config_option"):
             break
@@ -165,8 +172,8 @@ def test_cancel_stops_the_turn(editor_factory):
     ed.nvim.command(f"edit {ed.workspace / 'calc.py'}")
     ed.nvim.command("Acpls prompt work")
     ed.wait(
-        "return require('acpls.chat').list()[1] and"
-        " table.concat(T.lines(require('acpls.chat').list()[1].buf), '\\n'):find('Long task') ~= nil",
+        "local c = require('acpls.chat').list()[1]"
+        " return c and table.concat(T.lines(c.buf), '\\n'):find('Long task') ~= nil",
         what="the long task",
     )
     ed.nvim.command("Acpls cancel")

@@ -34,9 +34,10 @@ def test_every_fixture_goes_through_the_handlers(plain_nvim):
     handlers = set(nvim.exec_lua("return vim.tbl_keys(require('acpls.client').handlers)"))
     assert methods <= handlers
     # The permission answer has the shape of the golden result.
-    assert report["results"]["acpls_requestPermission.json"] == report["expected"][
-        "acpls_requestPermission.result.json"
-    ]
+    assert (
+        report["results"]["acpls_requestPermission.json"]
+        == report["expected"]["acpls_requestPermission.result.json"]
+    )
 
     # What a user would see: the chat of session s1 with the updates rendered.
     chat = "\n".join(
@@ -56,7 +57,8 @@ def test_every_fixture_goes_through_the_handlers(plain_nvim):
     # Terminal t1: the reset threw the earlier output away.
     term = nvim.exec_lua(
         "for _, t in ipairs(require('acpls.terminals').list()) do"
-        " if t.terminalId == 't1' then vim.wait(50); return {lines = T.lines(t.buf), status = t.status} end end"
+        " if t.terminalId == 't1' then vim.wait(50)"
+        "  return {lines = T.lines(t.buf), status = t.status} end end"
     )
     text = [line for line in term["lines"] if line]
     assert text[0] == "running tests"

@@ -27,8 +27,12 @@ FOLLOW_SCRIPT = {
         {"sleep": 0.1},
         tool("c2", "README.md", 3),
         {"sleep": 0.1},
-        {"update": {"sessionUpdate": "agent_message_chunk",
-                    "content": {"type": "text", "text": "followed"}}},
+        {
+            "update": {
+                "sessionUpdate": "agent_message_chunk",
+                "content": {"type": "text", "text": "followed"},
+            }
+        },
     ],
 }
 

@@ -129,3 +129,32 @@ def test_highlight_groups_are_default_links(plain_nvim):
     link = nvim.exec_lua("return vim.api.nvim_get_hl(0, {name = 'AcplsToolFailed'})")
     assert link["link"] == "DiagnosticError"
     assert link.get("default") is True
+
+
+def test_install_source_is_the_repository_around_the_plugin(plain_nvim, tmp_path):
+    nvim = plain_nvim
+    info = nvim.exec_lua(
+        "local i = require('acpls.install');"
+        "return {source = i.source(), dir = i.dir(), exe = i.executable()}"
+    )
+    assert info["source"] == str(PLUGIN.parent)
+    assert (PLUGIN.parent / "pyproject.toml").exists()
+    data = nvim.exec_lua("return vim.fn.stdpath('data')")
+    assert info["dir"] == f"{data}/acpls/venv"
+    assert info["exe"] == f"{data}/acpls/venv/bin/acpls"
+    # A source without pyproject.toml is refused with a clear message, and nothing is created.
+    nvim.exec_lua("require('acpls').setup(...)", {"install": {"source": str(tmp_path)}})
+    result = nvim.exec_lua(
+        "local out; require('acpls.install').install(function(ok, msg) out = {ok, msg} end,"
+        " {wait = true}); return out"
+    )
+    assert result[0] is False
+    assert "has no pyproject.toml" in result[1]
+    assert not (tmp_path / "xdg" / "data" / "acpls").exists()
+
+
+def test_server_command_falls_back_to_path(plain_nvim):
+    nvim = plain_nvim
+    cmd, why = nvim.exec_lua("return {require('acpls.client').server_cmd()}")
+    assert cmd == [str(ACPLS)]
+    assert why == "PATH"

@@ -14,7 +14,9 @@ pytestmark = pytest.mark.nvim
 
 def permission_script() -> dict:
     script = load_script("v1_permission")
-    request = next(s for s in script["on_prompt"] if s.get("request") == "session/request_permission")
+    request = next(
+        s for s in script["on_prompt"] if s.get("request") == "session/request_permission"
+    )
     request["params"]["options"] += [
         {"optionId": "x", "name": "Ask my team", "kind": "_acme_escalate"},
         {"optionId": "y", "name": "Later", "kind": "defer"},
