@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -18,6 +19,7 @@ import pytest
 # The repo root is not on sys.path under plain `pytest` (tests/ is not a package).
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from acpls.demo import workspace_scan as scan
+from acpls.demo.agent_kit import Peer, RpcError, wait_or_cancelled
 from tests.agents import demo_command
 from tests.agents.acp_schema import SCHEMA_ROOT
 from tests.agents.mini_client import AgentError, MiniClient
@@ -517,3 +519,104 @@ async def test_cancel_request_cancels_a_v1_prompt(start: Start) -> None:
     # The agent is still alive and takes the next prompt.
     client.permission_kind = "allow_once"
     assert await client.prompt(session_id, "again", 1) == "end_turn"
+
+
+# -- the agent kit, in process -------------------------------------------------------------
+
+
+class _Output:
+    """A binary stdout stand-in that splits what the peer writes into JSON messages."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+
+    def write(self, data: bytes) -> int:
+        self.data.extend(data)
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def messages(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.data.decode().splitlines()]
+
+
+def _feed(reader: asyncio.StreamReader, *messages: dict[str, Any] | bytes) -> None:
+    for message in messages:
+        data = message if isinstance(message, bytes) else json.dumps(message).encode() + b"\n"
+        reader.feed_data(data)
+
+
+async def test_kit_answers_requests_and_settles_its_own() -> None:
+    reader = asyncio.StreamReader(limit=1024)
+    output = _Output()
+    peer = Peer(reader, output)  # type: ignore[arg-type]
+
+    async def echo(params: Any) -> Any:
+        return {"echo": params}
+
+    async def fail(_params: Any) -> Any:
+        raise RpcError(-32002, "nothing here")
+
+    peer.on_request("echo", echo)
+    peer.on_request("fail", fail)
+    runner = asyncio.ensure_future(peer.run())
+    ask = asyncio.ensure_future(peer.request("client/thing", {"x": 1}))
+    bad = asyncio.ensure_future(peer.request("client/broken"))
+    await asyncio.sleep(0)
+    _feed(
+        reader,
+        {"jsonrpc": "2.0", "id": 1, "method": "echo", "params": [1]},
+        {"jsonrpc": "2.0", "id": 2, "method": "fail"},
+        {"jsonrpc": "2.0", "id": 3, "method": "missing"},
+        b"x" * 3000 + b"\n",  # longer than the limit: dropped, the peer carries on
+        {"jsonrpc": "2.0", "id": 1, "result": {"ok": True}},
+        {"jsonrpc": "2.0", "id": 2, "error": {"code": -32603, "message": "boom"}},
+        {"jsonrpc": "2.0", "id": 99, "result": {}},  # unknown id: ignored
+    )
+    assert await ask == {"ok": True}
+    with pytest.raises(RpcError) as error:
+        await bad
+    assert error.value.code == -32603 and error.value.message == "boom"
+    reader.feed_eof()
+    await runner
+    answers = {m["id"]: m for m in output.messages() if "method" not in m}
+    assert answers[1]["result"] == {"echo": [1]}
+    assert answers[2]["error"] == {"code": -32002, "message": "nothing here"}
+    assert answers[3]["error"]["code"] == -32601
+
+
+async def test_kit_cancels_a_request_handler_and_its_own_requests() -> None:
+    reader = asyncio.StreamReader()
+    output = _Output()
+    peer = Peer(reader, output)  # type: ignore[arg-type]
+    started = asyncio.Event()
+
+    async def slow(_params: Any) -> Any:
+        started.set()
+        await asyncio.sleep(60)
+
+    peer.on_request("slow", slow)
+    runner = asyncio.ensure_future(peer.run())
+    _feed(reader, {"jsonrpc": "2.0", "id": "a", "method": "slow"})
+    await started.wait()
+    _feed(reader, {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": "a"}})
+    stop = asyncio.Event()
+    pending = asyncio.ensure_future(wait_or_cancelled(peer.request("client/wait"), stop))
+    await asyncio.sleep(0.01)
+    stop.set()
+    assert await pending == (False, None)
+    reader.feed_eof()
+    await runner
+    messages = output.messages()
+    assert {
+        "jsonrpc": "2.0",
+        "id": "a",
+        "error": {"code": -32800, "message": "Request cancelled"},
+    } in messages
+    own = next(m for m in messages if m.get("method") == "client/wait")
+    assert messages[-1] == {
+        "jsonrpc": "2.0",
+        "method": "$/cancel_request",
+        "params": {"requestId": own["id"]},
+    }
