@@ -109,3 +109,55 @@ def test_user_edit_pause_is_shown(editor_factory):
     assert any("follow paused" in n for n in notes)
     header = ed.lua("return T.lines(require('acpls.chat').list()[1].buf)[2]")
     assert "follow paused" in header
+
+
+def follow_params(path, line: int) -> dict:
+    return {
+        "sessionId": "s1",
+        "toolCallId": "c1",
+        "uri": path.as_uri(),
+        "range": {
+            "start": {"line": line, "character": 0},
+            "end": {"line": line, "character": 0},
+        },
+        "kind": "read",
+    }
+
+
+def test_follow_in_a_tab_with_only_the_chat_splits_beside_it(plain_nvim, workspace):
+    nvim = plain_nvim
+    nvim.exec_lua(
+        "local buf = vim.api.nvim_create_buf(false, true); vim.b[buf].acpls_chat = 1;"
+        " vim.api.nvim_set_current_buf(buf)"
+    )
+    chat_win = nvim.current.window.handle
+    nvim.exec_lua(
+        "require('acpls.follow').on_follow_agent(..., {})", follow_params(workspace / "calc.py", 4)
+    )
+    assert nvim.current.window.handle == chat_win
+    wins = nvim.exec_lua(
+        "return vim.tbl_map(function(w) return {w, vim.api.nvim_buf_get_name("
+        "vim.api.nvim_win_get_buf(w)), vim.api.nvim_win_get_cursor(w)} end,"
+        " vim.api.nvim_tabpage_list_wins(0))"
+    )
+    assert len(wins) == 2
+    code = next(w for w in wins if w[0] != chat_win)
+    assert code[1] == str(workspace / "calc.py")
+    # Line 5 is "def mul(a, b):": the cursor goes to its first non-blank.
+    assert code[2] == [5, 0]
+
+
+def test_follow_during_a_diff_preview_only_moves_the_mark(plain_nvim, workspace):
+    nvim = plain_nvim
+    nvim.command(f"edit {workspace / 'hello.txt'}")
+    nvim.command("tab split | diffthis | vsplit | diffthis")
+    wins_before = nvim.exec_lua("return vim.api.nvim_tabpage_list_wins(0)")
+    nvim.exec_lua(
+        "require('acpls.follow').on_follow_agent(..., {})", follow_params(workspace / "calc.py", 1)
+    )
+    assert nvim.exec_lua("return vim.api.nvim_tabpage_list_wins(0)") == wins_before
+    mark = nvim.exec_lua("local m = require('acpls.follow').mark(); return m and m.row")
+    assert mark == 1
+    # Back in the first tab page the code window is left alone (it belongs to another tab page).
+    name = nvim.exec_lua("return vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(0))")
+    assert name == str(workspace / "hello.txt")

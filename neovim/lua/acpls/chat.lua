@@ -304,6 +304,10 @@ function Chat:_next()
 end
 
 function Chat:_turn_done(err, result)
+  -- Prompts of this session still open were answered by acpls when the turn ended.
+  if self.session_id then
+    require('acpls.permission').drop_session(self.session_id)
+  end
   local stop
   if err then
     stop = 'error'
@@ -657,6 +661,7 @@ function M.refresh_terminal(session_id, terminal_id, describe)
 end
 
 function M.on_client_exit(client_id, code, signal)
+  require('acpls.permission').drop_client(client_id)
   for _, chat in ipairs(chats) do
     if chat.client_id == client_id then
       if chat.session_id then

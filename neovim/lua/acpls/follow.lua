@@ -30,16 +30,16 @@ local function place_mark(buf, row)
   mark = { buf = buf, id = id }
 end
 
--- A window for code when the tab page has none (only the chat is open): split beside it, unfocused.
+-- A window for code when the tab page has only the chat: split beside it, unfocused. In any other
+-- tab page without code (a diff preview, help) no window is made: only the mark moves.
 local function new_code_window(buf)
-  local anchor = vim.api.nvim_get_current_win()
   local chat_wins = vim.tbl_filter(function(w)
     return vim.b[vim.api.nvim_win_get_buf(w)].acpls_chat ~= nil
   end, vim.api.nvim_tabpage_list_wins(0))
-  if #chat_wins > 0 then
-    anchor = chat_wins[1]
+  if #chat_wins == 0 then
+    return nil
   end
-  return vim.api.nvim_open_win(buf, false, { split = 'left', win = anchor })
+  return vim.api.nvim_open_win(buf, false, { split = 'left', win = chat_wins[1] })
 end
 
 -- The buffer's row for an LSP range start, and its byte column (first non-blank at column 0).
@@ -65,19 +65,17 @@ function M.on_follow_agent(params, _ctx)
   client.attach_buffer(buf)
   local cur = vim.api.nvim_get_current_win()
   local win = util.code_window() or new_code_window(buf)
-  -- The user is typing in the code window itself: do not switch the buffer under them.
-  local typing = win == cur and vim.api.nvim_get_mode().mode:sub(1, 1) ~= 'n'
-  if vim.api.nvim_win_get_buf(win) ~= buf and not typing then
-    if not pcall(vim.api.nvim_win_set_buf, win, buf) then
-      return
-    end
+  -- Never switch the buffer under a user who is typing in the code window itself.
+  local can_move = win ~= nil and not (win == cur and vim.api.nvim_get_mode().mode:sub(1, 1) ~= 'n')
+  if can_move and vim.api.nvim_win_get_buf(win) ~= buf then
+    can_move = pcall(vim.api.nvim_win_set_buf, win, buf)
   end
   if type(params.range) ~= 'table' or type(params.range.start) ~= 'table' then
     return
   end
   local row, col = target(buf, params.range)
   place_mark(buf, row)
-  if vim.api.nvim_win_get_buf(win) == buf and not typing then
+  if can_move then
     vim.api.nvim_win_set_cursor(win, { row + 1, col })
     vim.api.nvim_win_call(win, function()
       vim.cmd('normal! zv')

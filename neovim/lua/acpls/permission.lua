@@ -194,6 +194,15 @@ function M.drop_session(session_id)
   end
 end
 
+--- Drop the prompts of a client that stopped (nobody is left to answer).
+function M.drop_client(client_id)
+  for _, req in ipairs(vim.list_slice(pending)) do
+    if req.ctx and req.ctx.client_id == client_id then
+      finish(req, vim.NIL)
+    end
+  end
+end
+
 function M.pending()
   return vim.tbl_map(function(r)
     return { id = r.id, sessionId = r.params.sessionId, title = title_of(r) }
