@@ -195,6 +195,46 @@ async def _restart_agent(hub: Hub, args: dict[str, Any]) -> Any:
     return None
 
 
+async def _review(hub: Hub, args: dict[str, Any]) -> Any:
+    return hub.review.files(_string(args, "sessionId"))
+
+
+async def _keep_hunk(hub: Hub, args: dict[str, Any]) -> Any:
+    return hub.review.keep_hunk(_string(args, "hunkId", required=True) or "")
+
+
+async def _reject_hunk(hub: Hub, args: dict[str, Any]) -> Any:
+    return await hub.review.reject_hunk(_string(args, "hunkId", required=True) or "")
+
+
+def _optional_path(hub: Hub, args: dict[str, Any]) -> str | None:
+    uri = _string(args, "uri")
+    return hub.path_of(uri) if uri is not None else None
+
+
+async def _keep_all(hub: Hub, args: dict[str, Any]) -> Any:
+    return hub.review.keep_all(_optional_path(hub, args))
+
+
+async def _reject_all(hub: Hub, args: dict[str, Any]) -> Any:
+    return await hub.review.reject_all(_optional_path(hub, args))
+
+
+async def _rejected(hub: Hub, args: dict[str, Any]) -> Any:
+    return hub.review.rejected(_optional_path(hub, args))
+
+
+async def _list_rules(hub: Hub, args: dict[str, Any]) -> Any:
+    return {"rules": [r.to_json() for r in hub.agent_requests.rules.list()]}
+
+
+async def _remove_rule(hub: Hub, args: dict[str, Any]) -> Any:
+    rule_id = _string(args, "ruleId", required=True) or ""
+    if hub.agent_requests.rules.remove(rule_id) is None:
+        raise InvalidParams(f"no rule {rule_id!r}")
+    return await _list_rules(hub, {})
+
+
 COMMANDS: dict[str, CommandHandler] = {
     "acpls.newSession": _new_session,
     "acpls.prompt": _prompt,
@@ -208,6 +248,14 @@ COMMANDS: dict[str, CommandHandler] = {
     "acpls.sessions": _sessions,
     "acpls.openTranscript": _open_transcript,
     "acpls.restartAgent": _restart_agent,
+    "acpls.review": _review,
+    "acpls.keepHunk": _keep_hunk,
+    "acpls.rejectHunk": _reject_hunk,
+    "acpls.keepAll": _keep_all,
+    "acpls.rejectAll": _reject_all,
+    "acpls.rejected": _rejected,
+    "acpls.listRules": _list_rules,
+    "acpls.removeRule": _remove_rule,
 }
 
 
@@ -291,8 +339,10 @@ def create_server() -> AcplsServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def on_change(ls: AcplsServer, params: types.DidChangeTextDocumentParams) -> None:
-        if not ls.port.is_own_edit(params.text_document.uri):
+        uri = params.text_document.uri
+        if not ls.port.is_own_edit(uri):
             ls.hub.user_edited()
+            ls.hub.review.user_edited(uri)
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,

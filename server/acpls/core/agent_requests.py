@@ -17,6 +17,9 @@ from acpls.acp.transport import INTERNAL_ERROR, INVALID_PARAMS, AcpError
 from acpls.core import ports
 from acpls.core.session import PendingPermission, Session
 from acpls.editor import messages as msg
+from acpls.services.terminals import ClientTerminals, ExitStatus, TerminalError
+from acpls.state.paths import InvalidPath, PathPolicy
+from acpls.state.rules import RuleStore, choose_option
 from acpls.translate import permissions as perm
 from acpls.translate.diffs import workspace_edit_from_content
 from acpls.translate.follow import FollowTarget
@@ -36,16 +39,45 @@ class AgentRequests:
         self._keys = itertools.count(1)
         # What the agent last read of each path, to tell its writes from clobbering the user's.
         self._read_texts: dict[str, str] = {}
+        self.paths = PathPolicy([])
+        self._rules: RuleStore | None = None
+        self.terminals = ClientTerminals(
+            base_env=dict(hub.environ),
+            on_output=self._terminal_output,
+            on_exit=self._terminal_exit,
+        )
 
     def register(self, conn: AgentConnection) -> None:
+        self.paths.set_roots(self.hub.editor.workspace_roots, self.hub.settings.allowed_roots)
+        self.terminals = ClientTerminals(
+            base_env=self.hub.settings.agent_env(self.hub.environ),
+            on_output=self._terminal_output,
+            on_exit=self._terminal_exit,
+        )
         conn.register(
             {
                 "session/request_permission": self.request_permission,
                 "fs/read_text_file": self.read_text_file,
                 "fs/write_text_file": self.write_text_file,
+                "terminal/create": self.terminal_create,
+                "terminal/output": self.terminal_output,
+                "terminal/wait_for_exit": self.terminal_wait_for_exit,
+                "terminal/kill": self.terminal_kill,
+                "terminal/release": self.terminal_release,
             },
             {},
         )
+
+    @property
+    def rules(self) -> RuleStore:
+        settings = self.hub.settings
+        store = self._rules
+        root = self.hub.workspace_root()
+        if store is None or store.workspace != os.path.normpath(root):
+            store = RuleStore(root, path=self.hub.state_dir / "rules.json")
+            self._rules = store
+        store.auto_approve_kinds = frozenset(settings.auto_approve_kinds)
+        return store
 
     # -- sessions --------------------------------------------------------------------------------
     def _session(self, params: Any) -> Session:
@@ -57,9 +89,6 @@ class AgentRequests:
             raise AcpError(INVALID_PARAMS, f"unknown sessionId {session_id!r}")
         return session
 
-    def tool_call_seen(self, session: Session, state: dict[str, Any], applied: Any) -> None:
-        """Hook for every merged tool call (review baselines are taken here)."""
-
     # -- permission ------------------------------------------------------------------------------
     async def request_permission(self, params: Any) -> dict[str, Any]:
         session = self._session(params)
@@ -70,6 +99,9 @@ class AgentRequests:
             logger.warning("too many pending permission requests; answering cancelled")
             return perm.CANCELLED
         tool_call = self._permission_tool_call(session, params)
+        automatic = self._answer_by_rule(session, tool_call, options)
+        if automatic is not None:
+            return automatic
         key = next(self._keys)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         pending = PendingPermission(request_key=key, options=options, answer=future)
@@ -78,13 +110,53 @@ class AgentRequests:
             f"permission:{key}", self._ask(session, pending, params, tool_call)
         )
         try:
-            return await future
+            outcome = await future
+            self._remember_choice(tool_call, options, outcome)
+            return outcome
         finally:
             session.pending_permissions.pop(key, None)
             if not asker.done():
                 asker.cancel()
             if pending.editor_msg_id is not None and not asker.done():
                 self.hub.editor.cancel_request(pending.editor_msg_id)
+
+    def _answer_by_rule(
+        self, session: Session, tool_call: dict[str, Any], options: list[dict[str, Any]]
+    ) -> dict[str, Any] | None:
+        """A remembered rule or a pre-approved kind answers without asking; the editor is told."""
+        rules = self.rules
+        rule = rules.match(self.hub.settings.agent.name, tool_call)
+        option_id = choose_option(rule, options) if rule is not None else None
+        if option_id is None:
+            rule = None
+            option_id = rules.auto_approve_option(tool_call, options)
+        if option_id is None:
+            return None
+        kind = next((o.get("kind") for o in options if o["optionId"] == option_id), None)
+        update: dict[str, Any] = {
+            "sessionUpdate": "auto_permission",
+            "toolCall": tool_call,
+            "optionId": option_id,
+            "optionKind": kind,
+        }
+        if rule is not None:
+            update["ruleId"] = rule.rule_id
+        self.hub.router.send_update(session, update)
+        logger.info("permission for %r answered by %s", tool_call.get("title"), rule.rule_id if rule else "autoApprove")
+        return perm.selected(option_id)
+
+    def _remember_choice(
+        self, tool_call: dict[str, Any], options: list[dict[str, Any]], outcome: dict[str, Any]
+    ) -> None:
+        if not self.hub.settings.remember_rules:
+            return
+        chosen = outcome.get("outcome", {}).get("optionId")
+        kind = next((o.get("kind") for o in options if o["optionId"] == chosen), None)
+        if isinstance(kind, str) and kind in ("allow_always", "reject_always"):
+            try:
+                self.rules.record(self.hub.settings.agent.name, tool_call, kind)
+            except OSError as exc:
+                logger.warning("could not save the permission rule: %s", exc)
 
     def _permission_tool_call(self, session: Session, params: dict[str, Any]) -> dict[str, Any]:
         """The tool call the request is about, merged with what acpls already knows of it."""
@@ -121,7 +193,7 @@ class AgentRequests:
         content = tool_call.get("content")
         if not isinstance(content, list):
             return None
-        return workspace_edit_from_content(content, self._current_text)
+        return workspace_edit_from_content(content, self.current_text)
 
     async def _ask_custom(
         self,
@@ -175,7 +247,7 @@ class AgentRequests:
                 pending.answer.set_result(perm.CANCELLED)
 
     # -- files -----------------------------------------------------------------------------------
-    def _current_text(self, path: str) -> str | None:
+    def current_text(self, path: str) -> str | None:
         try:
             uri = path_to_uri(path)
         except ValueError:
@@ -189,20 +261,40 @@ class AgentRequests:
         except (OSError, UnicodeDecodeError):
             return None
 
-    def check_path(self, session: Session, path: Any) -> str:
+    async def check_path(self, session: Session, path: Any, action: str) -> str:
+        """Absolute, inside the workspace (after symlinks and `..`), or approved by the user."""
         if not isinstance(path, str) or not path:
             raise AcpError(INVALID_PARAMS, "path must be a non-empty string")
-        if not os.path.isabs(path):
-            raise AcpError(INVALID_PARAMS, f"path must be absolute (ACP requires it): {path!r}")
+        try:
+            decision = self.paths.check(path)
+        except InvalidPath as exc:
+            raise AcpError(INVALID_PARAMS, str(exc)) from exc
+        if decision.inside or self.paths.is_approved(session.id, path):
+            return os.path.normpath(path)
+        question = (
+            f"The agent wants to {action} {path}, outside the workspace"
+            + (f" (really {decision.resolved})" if decision.resolved != os.path.normpath(path) else "")
+            + ". Allow it for this session?"
+        )
+        try:
+            answer = await self.hub.editor.show_message_request(
+                ports.MESSAGE_WARNING, question, ["Allow", "Deny"]
+            )
+        except Exception:
+            answer = None
+        if answer != "Allow":
+            raise AcpError(INVALID_PARAMS, f"{path} is outside the workspace and was not allowed")
+        self.paths.approve(session.id, path)
         return os.path.normpath(path)
 
     async def read_text_file(self, params: Any) -> dict[str, Any]:
         session = self._session(params)
-        path = self.check_path(session, params.get("path"))
-        text = self._current_text(path)
+        path = await self.check_path(session, params.get("path"), "read")
+        text = self.current_text(path)
         if text is None:
             raise AcpError(-32002, f"cannot read {path}: no such text file")
         self._read_texts[path] = text
+        self.hub.review.agent_read(path, text)
         line, limit = params.get("line"), params.get("limit")
         if line is not None or limit is not None:
             text = _slice(text, line, limit)
@@ -213,24 +305,65 @@ class AgentRequests:
 
     async def write_text_file(self, params: Any) -> dict[str, Any]:
         session = self._session(params)
-        path = self.check_path(session, params.get("path"))
+        path = await self.check_path(session, params.get("path"), "write")
         content = params.get("content")
         if not isinstance(content, str):
             raise AcpError(INVALID_PARAMS, "content must be a string")
-        old = self._current_text(path)
+        old = self.current_text(path)
         exists = old is not None or os.path.exists(path)
+        await self._protect_unsaved_work(path, content)
         edit, first_line = self._write_edit(path, old if exists else None, content)
         if edit is None:
             return {}
+        self.hub.review.before_write(session, path, old if exists else None)
         applied, reason = await self.hub.editor.apply_edit(edit, f"Agent: write {path}")
         if not applied:
             raise AcpError(INTERNAL_ERROR, f"the editor did not apply the write to {path}: {reason}")
+        self.hub.review.after_write(path, content)
         self._read_texts[path] = content
         if session.top_level and first_line is not None:
             self.hub.move_follow(
                 FollowTarget(session.id, "fs/write_text_file", path, first_line + 1, "edit")
             )
         return {}
+
+    async def _protect_unsaved_work(self, path: str, content: str) -> None:
+        """A write over unsaved changes the agent never read is not applied without asking."""
+        buffer = self.hub.editor.document_text(path_to_uri(path))
+        if buffer is None or buffer == content or self._read_texts.get(path) == buffer:
+            return
+        try:
+            with open(path, encoding="utf-8", newline="") as handle:
+                on_disk: str | None = handle.read()
+        except (OSError, UnicodeDecodeError):
+            on_disk = None
+        if buffer == on_disk:
+            return  # not dirty: nothing of the user's would be lost
+        keep, take, show = "Keep mine", "Take the agent's", "Show the diff"
+        question = (
+            f"The agent wants to write {path}, which has unsaved changes it has not seen. "
+            "Your changes stay in the undo history either way."
+        )
+        while True:
+            answer = await self.hub.editor.show_message_request(
+                ports.MESSAGE_WARNING, question, [keep, take, show]
+            )
+            if answer == take:
+                return
+            if answer != show:
+                raise AcpError(
+                    INTERNAL_ERROR,
+                    f"the user kept their unsaved changes to {path}; the write was not applied",
+                )
+            await self._show_proposed(path, content)
+
+    async def _show_proposed(self, path: str, content: str) -> None:
+        """Write the agent's text beside the state files (never the workspace) and show it."""
+        directory = self.hub.state_dir / "proposed"
+        directory.mkdir(parents=True, exist_ok=True)
+        target = directory / os.path.basename(path)
+        target.write_text(content, encoding="utf-8")
+        await self.hub.editor.show_document(path_to_uri(str(target)), None)
 
     def _write_edit(
         self, path: str, old: str | None, new: str
@@ -252,8 +385,83 @@ class AgentRequests:
         first_line = edits[0]["range"]["start"]["line"]
         return {"documentChanges": [{"textDocument": {"uri": uri, "version": None}, "edits": edits}]}, first_line
 
+    # -- terminals (ACP v1: client-owned) ---------------------------------------------------------
+    def _terminal_output(self, session_id: str, terminal_id: str, data: bytes) -> None:
+        self.hub.terminals.append_bytes(session_id, terminal_id, data)
+        self.hub.pump.poke()
+
+    def _terminal_exit(self, session_id: str, terminal_id: str, status: ExitStatus) -> None:
+        self.hub.terminals.set_exit_status(
+            session_id, terminal_id, exit_code=status.exit_code, signal=status.signal
+        )
+        self.hub.pump.poke()
+
+    def _terminal_id(self, params: Any) -> tuple[Session, str]:
+        session = self._session(params)
+        terminal_id = params.get("terminalId")
+        if not isinstance(terminal_id, str):
+            raise AcpError(INVALID_PARAMS, "terminalId must be a string")
+        return session, terminal_id
+
+    async def terminal_create(self, params: Any) -> dict[str, Any]:
+        session = self._session(params)
+        command, args = params.get("command"), params.get("args") or []
+        if not isinstance(command, str) or not command:
+            raise AcpError(INVALID_PARAMS, "command must be a non-empty string")
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise AcpError(INVALID_PARAMS, "args must be a list of strings")
+        cwd = params.get("cwd") or session.cwd
+        await self.check_path(session, cwd, "run a command in")
+        try:
+            terminal_id = await self.terminals.create(
+                session.id, command, args, params.get("env"), cwd, params.get("outputByteLimit")
+            )
+        except TerminalError as exc:
+            raise AcpError(exc.code, exc.message) from exc
+        shown = " ".join([command, *args])
+        self.hub.terminals.open_client_terminal(session.id, terminal_id, command=shown, cwd=cwd)
+        self.hub.pump.poke()
+        return {"terminalId": terminal_id}
+
+    async def terminal_output(self, params: Any) -> dict[str, Any]:
+        session, terminal_id = self._terminal_id(params)
+        try:
+            return self.terminals.output(session.id, terminal_id).to_acp()
+        except TerminalError as exc:
+            raise AcpError(exc.code, exc.message) from exc
+
+    async def terminal_wait_for_exit(self, params: Any) -> dict[str, Any]:
+        session, terminal_id = self._terminal_id(params)
+        try:
+            status = await self.terminals.wait_for_exit(session.id, terminal_id)
+        except TerminalError as exc:
+            raise AcpError(exc.code, exc.message) from exc
+        return status.to_acp()
+
+    async def terminal_kill(self, params: Any) -> dict[str, Any]:
+        session, terminal_id = self._terminal_id(params)
+        try:
+            await self.terminals.kill(session.id, terminal_id)
+        except TerminalError as exc:
+            raise AcpError(exc.code, exc.message) from exc
+        return {}
+
+    async def terminal_release(self, params: Any) -> dict[str, Any]:
+        session, terminal_id = self._terminal_id(params)
+        try:
+            await self.terminals.release(session.id, terminal_id)
+        except TerminalError as exc:
+            raise AcpError(exc.code, exc.message) from exc
+        self.hub.terminals.release(session.id, terminal_id)
+        self.hub.pump.poke()
+        return {}
+
     async def close_all(self) -> None:
-        """The agent is gone: release everything acpls ran for it."""
+        """The agent is gone: stop every process acpls ran for it."""
+        await self.terminals.kill_all()
+
+    async def aclose(self) -> None:
+        await self.terminals.aclose()
 
 
 def _slice(text: str, line: Any, limit: Any) -> str:

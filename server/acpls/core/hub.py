@@ -76,10 +76,12 @@ class Hub:
         self.pump = FlushScheduler(self._flush)
         # Imported here to keep the modules' import graph one-directional.
         from acpls.core.agent_requests import AgentRequests
+        from acpls.core.review import ReviewController
         from acpls.core.routing import UpdateRouter
 
         self.router = UpdateRouter(self)
         self.agent_requests = AgentRequests(self)
+        self.review = ReviewController(self)
 
     # -- settings --------------------------------------------------------------------------------
     def configure(self, raw: Any) -> list[str]:
@@ -343,6 +345,7 @@ class Hub:
         session.turn = turn
         self.current_session_id = session.id
         self.router.turn_started(session, text, blocks)
+        await self.review.turn_started(session)
         request = self.tasks.spawn(
             f"prompt:{session.id}", self._send_prompt(conn, session, turn, blocks)
         )
@@ -353,6 +356,7 @@ class Hub:
                 request.cancel()
             session.turn = None
             self.agent_requests.cancel_permissions(session)
+            await self.review.turn_ended(session)
         self.router.turn_ended(session, stop_reason, "".join(turn.reply))
         self.pump.flush_now()
         return {"sessionId": session.id, "stopReason": stop_reason}
@@ -503,7 +507,9 @@ class Hub:
         conn, self._conn = self._conn, None
         if conn is not None:
             await conn.close()
-        await self.agent_requests.close_all()
+        await self.agent_requests.aclose()
+        await self.review.aclose()
+        self.router.close()
         await self.tasks.aclose()
 
     def path_of(self, uri: str) -> str:

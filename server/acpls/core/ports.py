@@ -53,6 +53,10 @@ class EditorPort(Protocol):
         """workspace/applyEdit; returns (applied, failure reason)."""
         ...
 
+    def open_documents(self) -> dict[str, str]:
+        """Every open document's synced text, by URI."""
+        ...
+
     def document_text(self, uri: str) -> str | None:
         """The editor's synced text of an open document (unsaved changes included)."""
         ...

@@ -78,6 +78,11 @@ class UpdateRouter:
         for editor_update in normalized.editor_updates:
             self._to_editor(session, editor_update)
 
+    def send_update(self, session: Session, update: dict[str, Any]) -> None:
+        """An update acpls itself makes (not the agent's), e.g. an automatic permission answer."""
+        self._to_editor(session, update)
+        self.hub.pump.poke()
+
     def merge_tool_call(self, session: Session, raw: dict[str, Any]) -> dict[str, Any]:
         """A tool call carried by a permission request is an upsert of that tool call."""
         normalized = session.normalizer.normalize({**raw, "sessionUpdate": "tool_call_update"})
@@ -108,7 +113,7 @@ class UpdateRouter:
                     kind=state.get("kind"),
                 )
             )
-        self.hub.agent_requests.tool_call_seen(session, state, applied)
+        self.hub.review.tool_call_seen(session, state, applied.diffs_changed)
 
     def _to_editor(self, session: Session, update: dict[str, Any]) -> None:
         kind = update.get("sessionUpdate")

@@ -128,6 +128,13 @@ class LspEditorPort:
     def is_own_edit(self, uri: str) -> bool:
         return uri in self.own_edits
 
+    def open_documents(self) -> dict[str, str]:
+        try:
+            documents = self._server.workspace.text_documents
+        except RuntimeError:
+            return {}
+        return {uri: doc.source for uri, doc in documents.items()}
+
     def document_text(self, uri: str) -> str | None:
         try:
             documents = self._server.workspace.text_documents
