@@ -620,3 +620,26 @@ async def test_kit_cancels_a_request_handler_and_its_own_requests() -> None:
         "method": "$/cancel_request",
         "params": {"requestId": own["id"]},
     }
+
+
+async def test_client_errors_fail_the_tool_calls_not_the_turn(
+    start: Start, workspace: Path
+) -> None:
+    client = await start(1)
+
+    async def refuse(_params: Any) -> Any:
+        raise AgentError({"code": -32603, "message": "refused by the test"})
+
+    client.handlers["fs/write_text_file"] = refuse
+    client.handlers["terminal/create"] = refuse
+    await client.initialize(1, **FULL_V1_CAPS)
+    session_id = await client.new_session()
+
+    assert await client.prompt(session_id, "fix it", 1) == "end_turn"
+
+    assert "return a + b" in (workspace / "calc.py").read_text()
+    assert calls_of_kind(client, "edit")[0]["status"] == "failed"
+    run = calls_of_kind(client, "execute")[0]
+    assert run["status"] == "failed" and "refused by the test" in str(run["content"])
+    text = "".join(u["content"]["text"] for u in client.updates_of("agent_message_chunk"))
+    assert "I could not write calc.py" in text

@@ -669,7 +669,7 @@ class TurnRunner:
             current = await self.read_quietly(notes_path)
             edit = scan.notes_edit(root, current, list(contents))
         await self.stream("agent_message_chunk", edit.explanation + "\n\n")
-        applied = await self.propose_edit(edit)
+        outcome = await self.propose_edit(edit)
         self.mark_plan(1, "completed")
 
         checks_ok: bool | None = None
@@ -682,7 +682,7 @@ class TurnRunner:
         self.mark_plan(3, "in_progress")
         await self.failing_fetch()
         self.mark_plan(3, "completed")
-        await self.stream("agent_message_chunk", summary_text(edit, applied, checks_ok))
+        await self.stream("agent_message_chunk", summary_text(edit, outcome, checks_ok))
 
     async def test_only(self) -> None:
         root = self.session.cwd
@@ -814,7 +814,8 @@ class TurnRunner:
             },
         }
 
-    async def propose_edit(self, edit: scan.ProposedEdit) -> bool:
+    async def propose_edit(self, edit: scan.ProposedEdit) -> str:
+        """Show the edit, ask, and apply it: "applied", "rejected" or "failed"."""
         call_id = self.next_id("edit")
         location = [{"path": str(edit.path), "line": edit.line}]
         tool_call = {
@@ -838,7 +839,7 @@ class TurnRunner:
             await self.stream(
                 "agent_message_chunk", f"OK, I left {self.display(edit.path)} unchanged.\n\n"
             )
-            return False
+            return "rejected"
         self.update_tool(call_id, status="in_progress")
         try:
             await self.write_text(edit.path, edit.new_text)
@@ -851,10 +852,10 @@ class TurnRunner:
                     text_content(f"Could not write the file: {error}"),
                 ],
             )
-            return False
+            return "failed"
         self.update_tool(call_id, status="completed", locations=location)
         await self.pause(0.1)
-        return True
+        return "applied"
 
     async def decide_edit(self, tool_call: dict[str, Any], edit: scan.ProposedEdit) -> str:
         """'allow' or 'reject', asking the client unless the mode or an earlier answer decides."""
@@ -905,10 +906,16 @@ class TurnRunner:
             rawInput={"command": command, "cwd": str(root)},
             **extra,
         )
-        if not self.v2 and self.client.terminal:
-            exit_code = await self.run_in_client_terminal(call_id, argv)
-        else:
-            exit_code = await self.run_own_process(call_id, argv, command)
+        try:
+            if not self.v2 and self.client.terminal:
+                exit_code = await self.run_in_client_terminal(call_id, argv)
+            else:
+                exit_code = await self.run_own_process(call_id, argv, command)
+        except (OSError, RpcError) as error:
+            self.update_tool(
+                call_id, status="failed", content=[text_content(f"Could not run it: {error}")]
+            )
+            return False
         return exit_code == 0
 
     def child_env(self) -> dict[str, str]:
@@ -1214,12 +1221,11 @@ def thought_text(prompt: str, root: Path, targets: list[Path]) -> str:
     )
 
 
-def summary_text(edit: scan.ProposedEdit, applied: bool, checks_ok: bool | None) -> str:
-    done = (
-        f"I applied the edit to {edit.path.name}"
-        if applied
-        else f"You rejected the edit to {edit.path.name}"
-    )
+def summary_text(edit: scan.ProposedEdit, outcome: str, checks_ok: bool | None) -> str:
+    done = {
+        "applied": f"I applied the edit to {edit.path.name}",
+        "rejected": f"You rejected the edit to {edit.path.name}",
+    }.get(outcome, f"I could not write {edit.path.name}")
     checks = {
         None: "I did not run the checks",
         True: "the checks pass",
