@@ -289,7 +289,8 @@ function View:_heading(role, edits)
   local side = role == 'user' and 'user' or 'agent'
   if self.last_role ~= side then
     self.last_role = side
-    table.insert(edits, self:_append({ kind = 'heading' }, { '', role_heading(side) }, { { 1, 'AcplsChatUser' } }))
+    local hl = side == 'user' and 'AcplsChatUser' or 'AcplsChatAgent'
+    table.insert(edits, self:_append({ kind = 'heading' }, { '', role_heading(side) }, { { 1, hl } }))
   end
 end
 

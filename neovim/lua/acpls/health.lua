@@ -41,6 +41,20 @@ function M.check()
       )
     end
   end
+  if type(opts.agent) == 'table' and type(opts.agent.command) == 'string' then
+    if vim.fn.executable(opts.agent.command) == 1 then
+      health.ok('agent command ' .. opts.agent.command .. ' found')
+    else
+      health.warn(
+        ('agent command %s is not executable here'):format(opts.agent.command),
+        'acpls reports the agent failing when it first starts it'
+      )
+    end
+  elseif type(opts.agent) == 'string' then
+    health.ok('agent preset ' .. opts.agent)
+  else
+    health.info("agent: the server's default (the demo agent)")
+  end
   local python = opts.install.python or 'python3'
   if vim.fn.executable(python) == 1 then
     health.ok(python .. ' found (for :Acpls install)')

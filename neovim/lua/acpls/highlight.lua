@@ -16,7 +16,6 @@ M.links = {
   AcplsPlanPending = 'Comment',
   AcplsPlanInProgress = 'DiagnosticInfo',
   AcplsPlanCompleted = 'DiagnosticOk',
-  AcplsFollowPaused = 'DiagnosticWarn',
   AcplsHunkAdd = 'Added',
   AcplsHunkChange = 'Changed',
   AcplsHunkDelete = 'Removed',
