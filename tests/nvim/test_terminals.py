@@ -43,6 +43,15 @@ def test_v2_terminal_split_utf8_and_colour(editor_factory):
     # The chat shows the terminal's command and exit in the tool call.
     chat = "\n".join(ed.lua("return T.lines(require('acpls.chat').list()[1].buf)"))
     assert "terminal term-1: make test (exit 0)" in chat
+    # <CR> on that line in the chat shows the terminal.
+    ed.nvim.command("wincmd p")
+    ed.lua(
+        "local c = require('acpls.chat').list()[1];"
+        "vim.api.nvim_set_current_win(vim.fn.win_findbuf(c.buf)[1])"
+    )
+    ed.nvim.command("call search('▣ terminal')")
+    ed.nvim.input("<CR>")
+    ed.wait("return vim.bo.buftype == 'terminal'", what="the terminal shown")
     assert ed.errors() == []
 
 
@@ -84,3 +93,20 @@ def test_reset_clears_the_terminal(plain_nvim):
     assert lines["valid_old"] is False
     assert lines["same"] is False
     assert lines["lines"] == ["fresh", "more"]
+
+
+def test_enter_on_a_terminal_or_location_line_in_the_chat_opens_it(editor_factory):
+    ed = editor_factory("v2_basic")
+    ed.nvim.command(f"edit {ed.workspace / 'calc.py'}")
+    code_win = ed.nvim.current.window.handle
+    ed.nvim.command("Acpls prompt hi")
+    ed.wait_turn_end()
+    ed.lua(
+        "local c = require('acpls.chat').list()[1];"
+        "vim.api.nvim_set_current_win(vim.fn.win_findbuf(c.buf)[1])"
+    )
+    ed.nvim.command("call search('→ ')")
+    ed.nvim.input("<CR>")
+    ed.wait("return vim.fn.expand('%:t') == 'README.md'", what="README.md opened")
+    assert ed.nvim.current.window.handle == code_win
+    assert ed.lua("return vim.api.nvim_win_get_cursor(0)[1]") == 1

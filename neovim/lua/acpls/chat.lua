@@ -109,6 +109,9 @@ function Chat:_make_buffers()
       self:hide()
     end, 'acpls: close the chat windows')
   end
+  map(self.out_buf, 'n', '<CR>', function()
+    self:open_under_cursor()
+  end, 'acpls: open the file or terminal on this line')
   vim.bo[self.in_buf].omnifunc = "v:lua.require'acpls.chat'.omnifunc"
   map(self.in_buf, 'n', '<CR>', function()
     self:send_input()
@@ -194,6 +197,33 @@ function Chat:show(enter)
   end
   if enter then
     vim.api.nvim_set_current_win(in_win)
+  end
+end
+
+--- `<CR>` in the transcript: a location line opens its file in the code window, a terminal line
+--- shows that terminal.
+function Chat:open_under_cursor()
+  local line = vim.api.nvim_get_current_line()
+  local tid = line:match('^%s*▣ terminal (%S+)')
+  if tid then
+    tid = tid:gsub(':$', '')
+    require('acpls.terminals').show(self.session_id, tid, true)
+    return
+  end
+  local path, lnum = line:match('^%s*→ (.-):(%d+)$')
+  path = path or line:match('^%s*→ (.+)$') or line:match('^%s*✎ (/.-)%s*%(')
+  if not path then
+    return
+  end
+  local win = util.code_window()
+  if not win then
+    vim.cmd('aboveleft vsplit')
+    win = vim.api.nvim_get_current_win()
+  end
+  vim.api.nvim_set_current_win(win)
+  vim.cmd.edit(vim.fn.fnameescape(path))
+  if lnum then
+    pcall(vim.api.nvim_win_set_cursor, win, { tonumber(lnum), 0 })
   end
 end
 
