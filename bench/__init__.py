@@ -1,0 +1,1 @@
+"""Benchmarks for acpls (bench/README.md)."""

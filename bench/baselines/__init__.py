@@ -1,0 +1,1 @@
+"""The relays acpls is measured against (bench/README.md, "Baselines")."""

@@ -1,0 +1,225 @@
+"""A fast ACP agent for benchmarks: every prompt names a scenario, and the agent streams it.
+
+Run: `python bench/load_agent.py --protocol 1|2`. It answers `initialize`, `session/new` and
+`session/cancel`; the text of each `session/prompt` is a JSON object naming the scenario:
+
+    {"scenario": "terminal", "chunk": 4096, "count": 16384, "rate": 0}
+        `count` terminal output chunks of `chunk` bytes (64 B..64 KiB) on one terminal: v2
+        `terminal_output_chunk` (base64), v1 the `_meta.terminal_output` extension on
+        `tool_call_update`. `rate` > 0 paces the stream to that many bytes a second.
+    {"scenario": "follow", "count": 300, "interval": 0.01}
+        `count` tool calls with a location, one every `interval` seconds; each tool call id
+        carries the CLOCK_MONOTONIC time (ns) at which its line was written.
+    {"scenario": "toolcalls", "updates": 100000, "calls": 5}
+        a burst of tool-call updates (bench/traffic.py `tool_call_updates`).
+    {"scenario": "messages", "chunk": 64, "count": 100000}
+        agent message text chunks of one message.
+
+Lines are prepared before the clock starts and written in blocks of about 256 KiB, so the agent
+is never what limits a benchmark. Prompts of different sessions run at the same time (P2 needs a
+terminal stream in one session while another one follows). v2 turns answer the prompt at once
+and end with `state_update` idle; v1 turns end with the prompt's response.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from bench import traffic
+
+BLOCK_BYTES = 256 * 1024
+
+
+class Output:
+    """stdout, shared by the prompt threads: whole blocks, never interleaved."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._fd = sys.stdout.fileno()
+
+    def write(self, data: bytes) -> None:
+        with self._lock:
+            view = memoryview(data)
+            while view:
+                written = os.write(self._fd, view)
+                view = view[written:]
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+
+
+class LoadAgent:
+    def __init__(self, protocol: int) -> None:
+        self.protocol = protocol
+        self.out = Output()
+        self.sessions = 0
+        self.prompts = 0
+        self.threads: list[threading.Thread] = []
+
+    def run(self) -> None:
+        for raw in sys.stdin.buffer:
+            if not raw.strip():
+                continue
+            message = json.loads(raw)
+            method = message.get("method")
+            if method is None:
+                continue  # a response to nothing we asked
+            if "id" in message:
+                self.request(message["id"], method, message.get("params") or {})
+
+    def request(self, msg_id: Any, method: str, params: dict[str, Any]) -> None:
+        if method == "initialize":
+            self.respond(msg_id, self.initialize_result())
+        elif method == "session/new":
+            self.sessions += 1
+            self.respond(msg_id, {"sessionId": f"load-{self.sessions}"})
+        elif method == "session/prompt":
+            thread = threading.Thread(target=self.prompt, args=(msg_id, params), daemon=True)
+            self.threads.append(thread)
+            thread.start()
+        else:
+            self.out.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": msg_id,
+                    "error": {"code": -32601, "message": f"{method} not supported"},
+                }
+            )
+
+    def initialize_result(self) -> dict[str, Any]:
+        info = {"name": "bench-load-agent", "version": "1"}
+        if self.protocol == 2:
+            return {"protocolVersion": 2, "info": info, "capabilities": {}}
+        return {
+            "protocolVersion": 1,
+            "agentInfo": info,
+            "agentCapabilities": {"promptCapabilities": {}},
+            "authMethods": [],
+        }
+
+    def respond(self, msg_id: Any, result: Any) -> None:
+        self.out.send({"jsonrpc": "2.0", "id": msg_id, "result": result})
+
+    def update(self, session_id: str, update: dict[str, Any]) -> None:
+        self.out.write(traffic.notification(session_id, update))
+
+    # -- a turn ------------------------------------------------------------------------------
+    def prompt(self, msg_id: Any, params: dict[str, Any]) -> None:
+        session_id = params["sessionId"]
+        text = "".join(
+            b.get("text", "") for b in params.get("prompt", []) if b.get("type") == "text"
+        )
+        scenario = json.loads(text)
+        self.prompts += 1
+        if self.protocol == 2:
+            self.respond(msg_id, {"messageId": f"user-{self.prompts}"})
+            self.update(session_id, {"sessionUpdate": "state_update", "state": "running"})
+        run = getattr(self, "scenario_" + scenario["scenario"])
+        run(session_id, scenario)
+        if self.protocol == 2:
+            self.update(
+                session_id,
+                {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"},
+            )
+        else:
+            self.respond(msg_id, {"stopReason": "end_turn"})
+
+    def scenario_terminal(self, session_id: str, scenario: dict[str, Any]) -> None:
+        terminal_id = scenario.get("terminal", f"term-{session_id}")
+        for line in traffic.terminal_start(session_id, terminal_id, self.protocol):
+            self.out.write(line)
+        lines = traffic.terminal_lines(session_id, terminal_id, scenario["chunk"], self.protocol)
+        self.stream(lines, scenario["count"], scenario.get("rate", 0), scenario["chunk"])
+
+    def scenario_messages(self, session_id: str, scenario: dict[str, Any]) -> None:
+        key = "messageId"
+        lines = []
+        for body in traffic.chunk_bodies(scenario["chunk"]):
+            update: dict[str, Any] = {
+                "sessionUpdate": "agent_message_chunk",
+                "content": {"type": "text", "text": body.decode()},
+            }
+            if self.protocol == 2:
+                update[key] = f"reply-{self.prompts}"
+            lines.append(traffic.notification(session_id, update))
+        self.stream(lines, scenario["count"], scenario.get("rate", 0), scenario["chunk"])
+
+    def stream(self, lines: list[bytes], count: int, rate: float, payload: int) -> None:
+        """Write `count` lines cycling through `lines`, in ~256 KiB blocks, paced to `rate`."""
+        cycle = b"".join(lines)
+        repeats = max(1, BLOCK_BYTES // len(cycle))
+        block = cycle * repeats
+        per_block = repeats * len(lines)
+        start = time.monotonic()
+        written = 0
+        while written + per_block <= count:
+            self.out.write(block)
+            written += per_block
+            self.pace(start, written * payload, rate)
+        rest = count - written
+        if rest:
+            self.out.write(b"".join(lines[i % len(lines)] for i in range(rest)))
+            self.pace(start, count * payload, rate)
+
+    @staticmethod
+    def pace(start: float, sent: int, rate: float) -> None:
+        if rate <= 0:
+            return
+        delay = start + sent / rate - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+
+    def scenario_follow(self, session_id: str, scenario: dict[str, Any]) -> None:
+        interval = scenario.get("interval", 0.01)
+        start = time.monotonic()
+        for index in range(scenario["count"]):
+            delay = start + index * interval - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            update = {
+                "sessionUpdate": "tool_call" if self.protocol == 1 else "tool_call_update",
+                "toolCallId": f"f{index}-{time.monotonic_ns()}",
+                "title": "Read",
+                "kind": "read",
+                "status": "completed",
+                "locations": [{"path": f"{traffic.WORKSPACE}/follow.py", "line": index + 1}],
+            }
+            self.update(session_id, update)
+
+    def scenario_toolcalls(self, session_id: str, scenario: dict[str, Any]) -> None:
+        updates, calls = scenario["updates"], scenario["calls"]
+        pending: list[bytes] = []
+        size = 0
+        for update in traffic.tool_call_updates(updates, calls, self.protocol):
+            line = traffic.notification(session_id, update)
+            pending.append(line)
+            size += len(line)
+            if size >= BLOCK_BYTES:
+                self.out.write(b"".join(pending))
+                pending.clear()
+                size = 0
+        if pending:
+            self.out.write(b"".join(pending))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="a fast ACP agent for benchmarks")
+    parser.add_argument("--protocol", type=int, choices=[1, 2], default=2)
+    args = parser.parse_args()
+    try:
+        LoadAgent(args.protocol).run()
+    except (BrokenPipeError, KeyboardInterrupt):
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,598 @@
+"""`make bench`: acpls against its baselines, measured in the same run (bench/README.md).
+
+Usage: python bench/run.py [--quick] [--runs N] [--only P1,P3] [--no-results-md]
+
+Every benchmark drives real processes over stdio with the fast editor of bench/editor.py and the
+load agent of bench/load_agent.py. Each figure is the median of several runs; each target line
+ends in PASS or FALL SHORT. The figures go to bench/results/<time>.json (and latest.json), and
+into bench/RESULTS.md between its figure markers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench import traffic  # noqa: E402
+from bench.editor import Editor, rss_kib  # noqa: E402
+
+PY = sys.executable
+BENCH = REPO / "bench"
+RESULTS_DIR = BENCH / "results"
+RESULTS_MD = BENCH / "RESULTS.md"
+MARK_START = "<!-- figures:start -->"
+MARK_END = "<!-- figures:end -->"
+
+RELAYS: dict[str, list[str]] = {
+    "acpls": [PY, "-m", "acpls"],
+    "bare": [PY, str(BENCH / "baselines" / "bare_relay.py")],
+    "pygls": [PY, str(BENCH / "baselines" / "pygls_relay.py")],
+    "sdk": [PY, str(BENCH / "baselines" / "sdk_relay.py")],
+}
+MINIMAL_PYGLS = [PY, str(BENCH / "baselines" / "minimal_pygls.py")]
+LABELS = {
+    "acpls": "acpls",
+    "acpls-v1": "acpls (v1 traffic)",
+    "bare": "(a) bare Python",
+    "pygls": "(b) pygls notify-per-chunk",
+    "sdk": "(c) ACP SDK (v1 traffic)",
+}
+TAIL_CHECK = 64 * 1024
+
+
+@dataclass
+class Config:
+    runs: int
+    quick: bool
+    p1_4k_count: int
+    p1_64_count: int
+    p2_events: int
+    p3_bytes: int
+    p4_runs: int
+    p5_updates: int = 100_000
+    p5_calls: int = 5
+
+    @classmethod
+    def make(cls, quick: bool, runs: int | None) -> Config:
+        if quick:
+            return cls(runs or 1, True, 4096, 100_000, 60, 256 << 20, 3)
+        return cls(runs or 3, False, 16384, 300_000, 120, 1 << 30, 7)
+
+
+@dataclass
+class Target:
+    name: str
+    passed: bool
+    line: str
+
+
+@dataclass
+class Report:
+    config: Config
+    figures: dict[str, Any] = field(default_factory=dict)
+    targets: list[Target] = field(default_factory=list)
+
+    def target(self, name: str, passed: bool, text: str) -> None:
+        line = f"{name} {text} -> {'PASS' if passed else 'FALL SHORT'}"
+        print(line, flush=True)
+        self.targets.append(Target(name, passed, line))
+
+
+# -- sessions -----------------------------------------------------------------------------------
+
+
+class Relay:
+    """One relay process with an editor attached and a session open on the load agent."""
+
+    def __init__(self, name: str, protocol: int, workspace: Path, env: dict[str, str]) -> None:
+        self.name = name
+        self.editor = Editor(RELAYS[name], env=env)
+        agent = {"command": PY, "args": [str(BENCH / "load_agent.py"), "--protocol", str(protocol)]}
+        self.editor.initialize(str(workspace), {"agent": agent})
+
+    def new_session(self) -> str:
+        return self.editor.command("acpls.newSession", {})["sessionId"]
+
+    def prompt(self, session_id: str, scenario: dict[str, Any], timeout: float = 600) -> Any:
+        return self.editor.command(
+            "acpls.prompt", {"sessionId": session_id, "text": json.dumps(scenario)}, timeout
+        )
+
+    def close(self) -> None:
+        self.editor.close()
+
+
+class TerminalView:
+    """What an editor shows of terminal output: every text since the last reset (its tail)."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.held = 0
+        self.received = 0
+        self.messages = 0
+        self.resets = 0
+
+    def on_output(self, params: dict[str, Any]) -> None:
+        text = params["text"]
+        self.messages += 1
+        self.received += len(text)
+        if params.get("reset"):
+            self.resets += 1
+            self.parts = []
+            self.held = 0
+        self.parts.append(text)
+        self.held += len(text)
+        if self.held > 4 * TAIL_CHECK:
+            kept = "".join(self.parts)[-TAIL_CHECK:]
+            self.parts = [kept]
+            self.held = len(kept)
+
+    def tail(self) -> str:
+        return "".join(self.parts)[-TAIL_CHECK:]
+
+
+class Context:
+    def __init__(self) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="acpls-bench-"))
+        self.workspace = self.root / "ws"
+        self.workspace.mkdir()
+        self.env = {
+            **os.environ,
+            "XDG_STATE_HOME": str(self.root / "state"),
+            "PYTHONPATH": str(REPO),
+        }
+
+    def relay(self, name: str, protocol: int) -> Relay:
+        return Relay(name, protocol, self.workspace, self.env)
+
+    def cleanup(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+# -- P1: terminal relay throughput --------------------------------------------------------------
+
+
+def terminal_run(ctx: Context, name: str, protocol: int, chunk: int, count: int) -> dict[str, Any]:
+    relay = ctx.relay(name, protocol)
+    try:
+        session_id = relay.new_session()
+        view = TerminalView()
+        relay.editor.handlers["acpls/terminalOutput"] = view.on_output
+        scenario = {"scenario": "terminal", "chunk": chunk, "count": count}
+        start = time.monotonic_ns()
+        relay.prompt(session_id, scenario)
+        seconds = (time.monotonic_ns() - start) / 1e9
+        expected = traffic.expected_tail(chunk, count, TAIL_CHECK).decode()
+        intact = view.tail() == expected[-len(view.tail()) :] and len(view.tail()) >= min(
+            len(expected), TAIL_CHECK
+        )
+        return {
+            "seconds": seconds,
+            "mb_per_s": chunk * count / seconds / 1e6,
+            "chunks_per_s": count / seconds,
+            "editor_messages": view.messages,
+            "resets": view.resets,
+            "received_chars": view.received,
+            "intact": intact,
+        }
+    finally:
+        relay.close()
+
+
+def bench_p1(ctx: Context, cfg: Config, report: Report) -> None:
+    contenders = [("acpls", 2), ("acpls-v1", 1), ("bare", 2), ("pygls", 2), ("sdk", 1)]
+    for chunk, count in ((4096, cfg.p1_4k_count), (64, cfg.p1_64_count)):
+        runs: dict[str, list[dict[str, Any]]] = {label: [] for label, _ in contenders}
+        for _ in range(cfg.runs):
+            for label, protocol in contenders:
+                name = "acpls" if label.startswith("acpls") else label
+                runs[label].append(terminal_run(ctx, name, protocol, chunk, count))
+        medians = {label: _median(r, "mb_per_s") for label, r in runs.items()}
+        intact = {label: all(x["intact"] for x in r) for label, r in runs.items()}
+        key = f"p1_{chunk}"
+        report.figures[key] = {
+            "chunk": chunk,
+            "count": count,
+            "runs": runs,
+            "median_mb_per_s": medians,
+        }
+        for label in runs:
+            rate = medians[label]
+            chunks = rate * 1e6 / chunk
+            print(
+                f"   {LABELS[label]:<28} {rate:8.1f} MB/s {chunks / 1000:8.1f}k chunks/s"
+                f"  editor msgs {statistics.median(x['editor_messages'] for x in runs[label]):.0f}"
+                f"{'' if intact[label] else '  OUTPUT WRONG'}",
+                flush=True,
+            )
+        ours = medians["acpls"]
+        ratio_a = ours / medians["bare"]
+        passed = (
+            ratio_a >= 0.9
+            and ours > medians["pygls"]
+            and medians["acpls-v1"] > medians["sdk"]
+            and ours > medians["sdk"]
+            and intact["acpls"]
+            and intact["acpls-v1"]
+        )
+        size = "4 KiB" if chunk == 4096 else "64 B"
+        report.target(
+            f"P1 terminal relay {size}:",
+            passed,
+            f"acpls {ours:.1f} MB/s = {ratio_a:.2f}x (a) {medians['bare']:.1f};"
+            f" {ours / medians['pygls']:.1f}x (b) {medians['pygls']:.1f};"
+            f" v1 {medians['acpls-v1']:.1f} = {medians['acpls-v1'] / medians['sdk']:.1f}x"
+            f" (c) {medians['sdk']:.1f} (target >= 0.9x (a), ahead of (b) and (c))",
+        )
+
+
+# -- P2: follow latency -------------------------------------------------------------------------
+
+
+def follow_run(ctx: Context, cfg: Config, with_stream: bool) -> list[float]:
+    relay = ctx.relay("acpls", 2)
+    latencies: list[float] = []
+
+    def on_follow(params: dict[str, Any]) -> None:
+        sent = int(params["toolCallId"].rsplit("-", 1)[1])
+        latencies.append((time.monotonic_ns() - sent) / 1e6)
+
+    try:
+        follow_session = relay.new_session()
+        relay.editor.handlers["acpls/followAgent"] = on_follow
+        relay.editor.handlers["acpls/terminalOutput"] = TerminalView().on_output
+        interval = 0.025  # above the 16 ms follow window, so no location waits for it
+        stream = None
+        if with_stream:
+            stream_session = relay.new_session()
+            seconds = cfg.p2_events * interval + 1.0
+            rate = 20e6
+            scenario = {
+                "scenario": "terminal",
+                "chunk": 4096,
+                "count": int(rate * seconds / 4096),
+                "rate": rate,
+            }
+            stream = relay.editor.command_async(
+                "acpls.prompt", {"sessionId": stream_session, "text": json.dumps(scenario)}
+            )
+            time.sleep(0.3)  # the stream is flowing before the first location
+        relay.prompt(
+            follow_session, {"scenario": "follow", "count": cfg.p2_events, "interval": interval}
+        )
+        if stream is not None:
+            stream.result(120)
+        return latencies
+    finally:
+        relay.close()
+
+
+def bench_p2(ctx: Context, cfg: Config, report: Report) -> None:
+    for with_stream in (False, True):
+        samples: list[float] = []
+        per_run = []
+        for _ in range(cfg.runs):
+            run = follow_run(ctx, cfg, with_stream)
+            per_run.append(run)
+            samples.extend(run)
+        p50, p99 = _percentile(samples, 50), _percentile(samples, 99)
+        key = "p2_stream" if with_stream else "p2_alone"
+        report.figures[key] = {
+            "events_per_run": cfg.p2_events,
+            "received": len(samples),
+            "p50_ms": p50,
+            "p99_ms": p99,
+            "max_ms": max(samples) if samples else None,
+            "runs": per_run,
+        }
+        expected = cfg.p2_events * cfg.runs
+        complete = len(samples) == expected
+        label = "with a 20 MB/s terminal stream in another session" if with_stream else "alone"
+        report.target(
+            f"P2 follow latency {label}:",
+            complete and p50 <= 2.0 and p99 <= 10.0,
+            f"p50 {p50:.2f} ms, p99 {p99:.2f} ms, max {max(samples):.2f} ms"
+            f" ({len(samples)}/{expected} locations; target p50 <= 2, p99 <= 10)",
+        )
+
+
+# -- P3: memory while 1 GB streams ---------------------------------------------------------------
+
+
+def bench_p3(ctx: Context, cfg: Config, report: Report) -> None:
+    chunk = 64 * 1024
+    count = cfg.p3_bytes // chunk
+    relay = ctx.relay("acpls", 2)
+    try:
+        session_id = relay.new_session()
+        view = TerminalView()
+        relay.editor.handlers["acpls/terminalOutput"] = view.on_output
+        pid = relay.editor.pid
+        before = rss_kib(pid)
+        peak = [before]
+        stop = threading.Event()
+
+        def sample() -> None:
+            while not stop.wait(0.05):
+                peak[0] = max(peak[0], rss_kib(pid))
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        start = time.monotonic()
+        relay.prompt(session_id, {"scenario": "terminal", "chunk": chunk, "count": count})
+        seconds = time.monotonic() - start
+        stop.set()
+        sampler.join()
+        after = rss_kib(pid)
+        growth = (max(peak[0], after) - before) / 1024
+        report.figures["p3"] = {
+            "bytes": count * chunk,
+            "rss_before_mib": before / 1024,
+            "rss_peak_mib": peak[0] / 1024,
+            "rss_after_mib": after / 1024,
+            "growth_mib": growth,
+            "seconds": seconds,
+            "mb_per_s": count * chunk / seconds / 1e6,
+        }
+        report.target(
+            f"P3 memory while {count * chunk / 2**30:.2f} GiB of terminal output streams:",
+            growth <= 50,
+            f"RSS {before / 1024:.1f} -> peak {peak[0] / 1024:.1f} MiB, grew {growth:.1f} MiB"
+            f" ({count * chunk / seconds / 1e6:.0f} MB/s; target <= 50 MB)",
+        )
+    finally:
+        relay.close()
+
+
+# -- P4: start ----------------------------------------------------------------------------------
+
+
+def start_time(argv: list[str], ctx: Context) -> float:
+    editor = Editor(argv, env=ctx.env)
+    try:
+        agent = {"command": PY, "args": [str(BENCH / "load_agent.py")]}
+        editor.initialize(str(ctx.workspace), {"agent": agent})
+        return (time.monotonic_ns() - editor.spawned_at) / 1e6
+    finally:
+        editor.close()
+
+
+def bench_p4(ctx: Context, cfg: Config, report: Report) -> None:
+    ours: list[float] = []
+    reference: list[float] = []
+    for _ in range(cfg.p4_runs):
+        ours.append(start_time(RELAYS["acpls"], ctx))
+        reference.append(start_time(MINIMAL_PYGLS, ctx))
+    ms, ref = statistics.median(ours), statistics.median(reference)
+    report.figures["p4"] = {"acpls_ms": ours, "minimal_pygls_ms": reference, "ratio": ms / ref}
+    report.target(
+        "P4 start (spawn -> initialize result):",
+        ms <= 1.2 * ref,
+        f"acpls {ms:.0f} ms = {ms / ref:.2f}x minimal pygls {ref:.0f} ms (target <= 1.2x)",
+    )
+
+
+# -- P5: tool-call burst ------------------------------------------------------------------------
+
+
+def bench_p5(ctx: Context, cfg: Config, report: Report) -> None:
+    runs = []
+    for _ in range(cfg.runs):
+        runs.append(burst_run(ctx, cfg))
+    worst_window = max(r["max_per_second"] for r in runs)
+    exact = all(r["exact"] for r in runs)
+    report.figures["p5"] = {"updates": cfg.p5_updates, "calls": cfg.p5_calls, "runs": runs}
+    seconds = statistics.median(r["seconds"] for r in runs)
+    messages = statistics.median(r["messages"] for r in runs)
+    report.target(
+        f"P5 burst of {cfg.p5_updates // 1000}k tool-call updates ({cfg.p5_calls} tool calls):",
+        worst_window <= 60 and exact,
+        f"{messages:.0f} acpls/sessionUpdate in {seconds:.2f} s, at most {worst_window} in any"
+        f" second; final state {'exact' if exact else 'DIFFERS'} (target <= 60/s, exact)",
+    )
+
+
+def burst_run(ctx: Context, cfg: Config) -> dict[str, Any]:
+    relay = ctx.relay("acpls", 2)
+    arrivals: list[int] = []
+    states: dict[str, dict[str, Any]] = {}
+
+    def on_update(params: dict[str, Any]) -> None:
+        arrivals.append(time.monotonic_ns())
+        update = params["update"]
+        if update.get("sessionUpdate") == "tool_call":
+            states[update["toolCall"]["toolCallId"]] = update["toolCall"]
+
+    try:
+        session_id = relay.new_session()
+        relay.editor.handlers["acpls/sessionUpdate"] = on_update
+        arrivals.clear()
+        start = time.monotonic_ns()
+        scenario = {"scenario": "toolcalls", "updates": cfg.p5_updates, "calls": cfg.p5_calls}
+        relay.prompt(session_id, scenario)
+        seconds = (time.monotonic_ns() - start) / 1e9
+        expected = traffic.final_tool_calls(cfg.p5_updates, cfg.p5_calls, 2)
+        mismatches = [k for k, v in expected.items() if _editor_view(states.get(k)) != v]
+        return {
+            "seconds": seconds,
+            "messages": len(arrivals),
+            "max_per_second": _max_in_window(arrivals, 1_000_000_000),
+            "exact": not mismatches and len(states) == len(expected),
+            "mismatched": mismatches,
+        }
+    finally:
+        relay.close()
+
+
+def _editor_view(state: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The editor's tool call without the keys acpls adds as empty defaults."""
+    if state is None:
+        return None
+    return {k: v for k, v in state.items() if v not in ([], None, {})}
+
+
+def _max_in_window(times: list[int], window: int) -> int:
+    best = start = 0
+    for end, at in enumerate(times):
+        while at - times[start] >= window:
+            start += 1
+        best = max(best, end - start + 1)
+    return best
+
+
+# -- helpers and output -------------------------------------------------------------------------
+
+
+def _median(runs: list[dict[str, Any]], key: str) -> float:
+    return statistics.median(r[key] for r in runs)
+
+
+def _percentile(samples: list[float], pct: float) -> float:
+    if not samples:
+        return float("inf")
+    ordered = sorted(samples)
+    index = min(len(ordered) - 1, max(0, round(pct / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def machine() -> dict[str, Any]:
+    cpu = "unknown"
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            cpu = next(line.split(":", 1)[1].strip() for line in info if "model name" in line)
+    except (OSError, StopIteration):
+        pass
+    return {
+        "host": platform.node(),
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "system": f"{platform.system()} {platform.release()}",
+    }
+
+
+def git_revision() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return out.stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def write_results(report: Report, started: datetime, write_md: bool) -> Path:
+    RESULTS_DIR.mkdir(exist_ok=True)
+    data = {
+        "date": started.isoformat(timespec="seconds"),
+        "revision": git_revision(),
+        "machine": machine(),
+        "config": report.config.__dict__,
+        "targets": [t.__dict__ for t in report.targets],
+        "figures": report.figures,
+    }
+    path = RESULTS_DIR / f"{started.strftime('%Y%m%dT%H%M%SZ')}.json"
+    text = json.dumps(data, indent=1)
+    path.write_text(text)
+    (RESULTS_DIR / "latest.json").write_text(text)
+    if write_md:
+        _update_results_md(data)
+    return path
+
+
+def _update_results_md(data: dict[str, Any]) -> None:
+    m = data["machine"]
+    lines = [
+        MARK_START,
+        f"Run {data['date']} at revision `{data['revision']}`"
+        f"{' (--quick)' if data['config']['quick'] else ''}, {m['cpu']}, {m['cores']} cores,"
+        f" Python {m['python']}, {m['system']}. Medians of {data['config']['runs']} runs.",
+        "",
+        "```",
+        *[t["line"] for t in data["targets"]],
+        "```",
+    ]
+    for chunk in (4096, 64):
+        figure = data["figures"].get(f"p1_{chunk}")
+        if not figure:
+            continue
+        lines += ["", f"P1 detail, {chunk} B chunks ({figure['count']} chunks):", ""]
+        lines += ["| relay | MB/s | chunks/s | editor messages |", "| --- | ---: | ---: | ---: |"]
+        for label, runs in figure["runs"].items():
+            rate = figure["median_mb_per_s"][label]
+            messages = statistics.median(r["editor_messages"] for r in runs)
+            per_second = rate * 1e6 / chunk / 1000
+            lines.append(f"| {LABELS[label]} | {rate:.1f} | {per_second:.1f}k | {messages:.0f} |")
+    lines.append(MARK_END)
+    block = "\n".join(lines)
+    text = RESULTS_MD.read_text() if RESULTS_MD.exists() else f"# Benchmark results\n\n{MARK_END}"
+    if MARK_START in text and MARK_END in text:
+        head, rest = text.split(MARK_START, 1)
+        tail = rest.split(MARK_END, 1)[1]
+        text = head + block + tail
+    else:
+        text = text + "\n" + block + "\n"
+    RESULTS_MD.write_text(text)
+
+
+BENCHMARKS: dict[str, Callable[[Context, Config, Report], None]] = {
+    "P1": bench_p1,
+    "P2": bench_p2,
+    "P3": bench_p3,
+    "P4": bench_p4,
+    "P5": bench_p5,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="acpls benchmarks (bench/README.md)")
+    parser.add_argument("--quick", action="store_true", help="smaller streams, fewer runs")
+    parser.add_argument("--runs", type=int, help="runs per figure (median); default 3, quick 1")
+    parser.add_argument("--only", help="comma-separated targets, e.g. P1,P3")
+    parser.add_argument(
+        "--no-results-md", action="store_true", help="do not rewrite bench/RESULTS.md"
+    )
+    args = parser.parse_args(argv)
+    cfg = Config.make(args.quick, args.runs)
+    chosen = [p.strip().upper() for p in args.only.split(",")] if args.only else list(BENCHMARKS)
+    report = Report(cfg)
+    started = datetime.now(UTC)
+    ctx = Context()
+    print(
+        f"acpls benchmarks ({'quick' if cfg.quick else 'full'}, {cfg.runs} runs each)", flush=True
+    )
+    try:
+        for name in chosen:
+            began = time.monotonic()
+            BENCHMARKS[name](ctx, cfg, report)
+            print(f"   ({name} took {time.monotonic() - began:.0f} s)", flush=True)
+    finally:
+        ctx.cleanup()
+    path = write_results(report, started, write_md=not args.no_results_md and not args.only)
+    print(f"results: {path.relative_to(REPO)}")
+    failed = [t.name for t in report.targets if not t.passed]
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
