@@ -1,5 +1,5 @@
-// Builds the extension (Node, CommonJS, `vscode` external), the webview script (browser IIFE), and
-// with --tests the unit tests and the end-to-end driver. --production minifies; --watch rebuilds.
+// Builds the extension (Node, CommonJS, `vscode` external), the webview script (browser IIFE), with
+// --tests the unit tests, and with --e2e the end-to-end driver. --production minifies; --watch rebuilds.
 import * as esbuild from "esbuild";
 import { copyFileSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
@@ -41,6 +41,8 @@ if (args.has("--tests")) {
     format: "cjs",
     target: "node20",
   });
+}
+if (args.has("--e2e")) {
   builds.push({
     ...common,
     sourcemap: true,

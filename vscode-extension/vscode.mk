@@ -78,7 +78,8 @@ vscode-deps: $(VSX_APT_STAMP) $(VSX_NPM_STAMP) $(CODE_SERVER_STAMP)
 # wheels (linux x64, the venv's CPython), so the .vsix is marked --target linux-x64.
 $(VSX_BUNDLE_STAMP): $(VSX_SERVER_SOURCES) | $(STAMP)
 	rm -rf $(VSX_BUNDLE) && mkdir -p $(VSX_BUNDLE)
-	$(PIP) install -q --no-compile --disable-pip-version-check --target $(VSX_BUNDLE) .
+	set -o pipefail; $(PIP) install -q --no-compile --disable-pip-version-check --target $(VSX_BUNDLE) . 2>&1 \
+	  | { grep -v '^WARNING: Location' || true; }
 	rm -rf $(VSX_BUNDLE)/bin
 	touch $@
 
@@ -102,7 +103,7 @@ test-ts: lint-ts
 # chromium, with the demo agent. Screenshots of each step land in test-artifacts/vscode/.
 test-vscode: $(VSIX) $(CODE_SERVER_STAMP) $(VSX_APT_STAMP) $(STAMP)
 	@rm -rf $(VSX_ARTIFACTS) && mkdir -p $(VSX_ARTIFACTS)
-	cd $(VSX_DIR) && node esbuild.mjs --tests
+	cd $(VSX_DIR) && node esbuild.mjs --e2e
 	CODE_SERVER="$(abspath $(CODE_SERVER))" VSIX="$(abspath $(VSIX))" ACPLS_PYTHON="$(abspath $(PY))" \
 	  ARTIFACTS="$(abspath $(VSX_ARTIFACTS))" REPO_ROOT="$(CURDIR)" \
 	  node --test --test-reporter=spec --test-timeout=240000 $(VSX_DIR)/out/test/e2e/

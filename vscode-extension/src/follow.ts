@@ -15,8 +15,9 @@ export class FollowController implements vscode.Disposable {
   private paused = false;
   private marked: { uri: string; range: vscode.Range; hover: string } | undefined;
   private readonly disposables: vscode.Disposable[] = [];
-  /** The latest follow target; older ones still opening are dropped (last one wins). */
-  private generation = 0;
+  /** The newest target not shown yet: targets are shown one at a time and the last one wins. */
+  private latest: FollowAgentParams | undefined;
+  private showing = false;
 
   constructor(
     context: vscode.ExtensionContext,
@@ -42,7 +43,7 @@ export class FollowController implements vscode.Disposable {
       // Re-apply the mark when the marked file's editor becomes visible again.
       vscode.window.onDidChangeVisibleTextEditors(() => this.applyMark()),
     );
-    client.onNotification("acpls/followAgent", (params) => void this.follow(params));
+    client.onNotification("acpls/followAgent", (params) => this.follow(params));
     client.onNotification("acpls/followState", (params) => this.state(params));
   }
 
@@ -74,8 +75,30 @@ export class FollowController implements vscode.Disposable {
     this.render();
   }
 
-  private async follow(params: FollowAgentParams): Promise<void> {
-    const generation = ++this.generation;
+  /**
+   * Opening a file is asynchronous and a file already loaded opens faster than one that is not, so
+   * overlapping opens could end on an older target: targets are shown one after the other, and
+   * those that a newer one replaced while waiting are skipped.
+   */
+  private follow(params: FollowAgentParams): void {
+    this.latest = params;
+    if (!this.showing) void this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    this.showing = true;
+    try {
+      for (let next = this.latest; next !== undefined; next = this.latest) {
+        this.latest = undefined;
+        await this.show(next);
+      }
+    } finally {
+      this.showing = false;
+    }
+  }
+
+  private async show(params: FollowAgentParams): Promise<void> {
+    this.client.log.trace(`follow: ${params.uri} line ${params.range?.start.line ?? "-"} (${params.kind ?? "?"})`);
     const uri = vscode.Uri.parse(params.uri, true);
     const line = params.range?.start.line;
     let editor: vscode.TextEditor;
@@ -85,7 +108,6 @@ export class FollowController implements vscode.Disposable {
       this.client.log.warn(`follow: cannot open ${params.uri}: ${String(error)}`);
       return;
     }
-    if (generation !== this.generation) return;
     const lastLine = Math.max(0, editor.document.lineCount - 1);
     const target = Math.min(line ?? 0, lastLine);
     const range = new vscode.Range(target, 0, target, 0);

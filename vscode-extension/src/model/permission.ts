@@ -21,9 +21,22 @@ export function kindLabel(kind: string): string {
   }
 }
 
-/** The button or quick-pick label of an option: its name, then its kind. */
+/** Whether an option's name already says what its kind means ("Always allow" for allow_always). */
+export function nameSaysKind(option: PermissionOption): boolean {
+  const match = /^(allow|reject)_(once|always)$/.exec(option.kind);
+  if (match === null) return false;
+  const name = option.name.toLowerCase();
+  const verb = match[1] === "allow" ? /\b(allow|approve|accept|yes)/.test(name) : /\b(reject|deny|decline|no)\b/.test(name);
+  const always = /\b(always|never|don't ask|do not ask|remember)\b/.test(name);
+  return verb && always === (match[2] === "always");
+}
+
+/**
+ * The button or quick-pick label of an option: its name, with its kind after it unless the name
+ * already says it (so every option shows what it does, and buttons stay short).
+ */
 export function optionLabel(option: PermissionOption): string {
-  return `${option.name} (${kindLabel(option.kind)})`;
+  return nameSaysKind(option) ? option.name : `${option.name} (${kindLabel(option.kind)})`;
 }
 
 /** A codicon for an option kind. */

@@ -24,14 +24,21 @@ describe("permission prompt", () => {
 
   test("every option, in the agent's order, labelled by kind (unknown kinds too)", () => {
     assert.deepEqual(params.options.map(optionLabel), [
-      "Allow (allow once)",
-      "Always allow (always allow)",
-      "Reject (reject once)",
+      "Allow",
+      "Always allow",
+      "Reject",
       "Never (always reject)",
       "Ask my team (acme escalate)",
       "Later (defer)",
     ]);
     assert.equal(kindLabel("reject_always"), "always reject");
+  });
+
+  test("a name that contradicts or hides its kind keeps the kind in the label", () => {
+    assert.equal(optionLabel({ optionId: "a", name: "Allow", kind: "allow_always" }), "Allow (always allow)");
+    assert.equal(optionLabel({ optionId: "a", name: "Yes", kind: "reject_once" }), "Yes (reject once)");
+    assert.equal(optionLabel({ optionId: "a", name: "Always reject", kind: "reject_always" }), "Always reject");
+    assert.equal(optionLabel({ optionId: "a", name: "Deny", kind: "reject_once" }), "Deny");
   });
 
   test("the message names the tool call, its kind and the changed file", () => {

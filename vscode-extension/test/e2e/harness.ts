@@ -1,0 +1,200 @@
+// Runs a real VS Code for the end-to-end test: code-server on 127.0.0.1 (no auth, its own config,
+// user-data and extensions directories) with the .vsix installed, and Debian's chromium driven by
+// playwright-core. Everything it starts runs in its own process group and is ended at the end.
+
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { type BrowserContext, chromium, type Page } from "playwright-core";
+
+const run = promisify(execFile);
+
+export type Env = {
+  codeServer: string;
+  vsix: string;
+  python: string;
+  artifacts: string;
+  repoRoot: string;
+};
+
+export function readEnv(): Env {
+  const need = (name: string): string => {
+    const value = process.env[name];
+    if (value === undefined || value === "") throw new Error(`${name} is not set (run this through make test-vscode)`);
+    return value;
+  };
+  return {
+    codeServer: need("CODE_SERVER"),
+    vsix: need("VSIX"),
+    python: need("ACPLS_PYTHON"),
+    artifacts: need("ARTIFACTS"),
+    repoRoot: need("REPO_ROOT"),
+  };
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForHttp(url: string, timeoutMs: number, process: ChildProcess, output: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (process.exitCode !== null) throw new Error(`code-server exited (${process.exitCode}):\n${output()}`);
+    try {
+      const response = await fetch(url);
+      if (response.status < 500) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`code-server did not answer on ${url} within ${timeoutMs} ms:\n${output()}`);
+}
+
+export class VsCode {
+  readonly root = mkdtempSync(join(tmpdir(), "acpls-vscode-e2e-"));
+  readonly workspace = join(this.root, "workspace");
+  private server: ChildProcess | undefined;
+  private serverOutput = "";
+  private context: BrowserContext | undefined;
+  page!: Page;
+  private shot = 0;
+
+  constructor(readonly env: Env) {}
+
+  /** Copies the demo agent's sample project as the workspace and writes VS Code's settings. */
+  prepare(settings: Record<string, unknown>): void {
+    cpSync(join(this.env.repoRoot, "server", "acpls", "demo", "workspace"), this.workspace, { recursive: true });
+    const user = join(this.root, "user", "User");
+    mkdirSync(user, { recursive: true });
+    mkdirSync(join(this.root, "home"), { recursive: true });
+    writeFileSync(join(user, "settings.json"), JSON.stringify(settings, null, 2));
+    writeFileSync(join(this.root, "config.yaml"), "bind-addr: 127.0.0.1:0\nauth: none\ncert: false\n");
+    mkdirSync(this.env.artifacts, { recursive: true });
+  }
+
+  private baseArgs(): string[] {
+    return [
+      "--config",
+      join(this.root, "config.yaml"),
+      "--user-data-dir",
+      join(this.root, "user"),
+      "--extensions-dir",
+      join(this.root, "extensions"),
+    ];
+  }
+
+  async installExtension(): Promise<string> {
+    const { stdout, stderr } = await run("node", [this.env.codeServer, ...this.baseArgs(), "--install-extension", this.env.vsix], {
+      timeout: 120_000,
+    });
+    return stdout + stderr;
+  }
+
+  async start(extraEnv: Record<string, string>): Promise<void> {
+    const port = await freePort();
+    const args = [
+      this.env.codeServer,
+      ...this.baseArgs(),
+      "--auth",
+      "none",
+      "--bind-addr",
+      `127.0.0.1:${port}`,
+      "--disable-telemetry",
+      "--disable-update-check",
+      "--disable-workspace-trust",
+      "--disable-getting-started-override",
+      this.workspace,
+    ];
+    this.server = spawn("node", args, {
+      detached: true, // its own process group: the extension host, acpls and the agent end with it
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, ...extraEnv, HOME: join(this.root, "home") },
+    });
+    const keep = (chunk: Buffer): void => {
+      this.serverOutput = (this.serverOutput + chunk.toString()).slice(-20_000);
+    };
+    this.server.stdout?.on("data", keep);
+    this.server.stderr?.on("data", keep);
+    const url = `http://127.0.0.1:${port}/`;
+    await waitForHttp(`${url}healthz`, 60_000, this.server, () => this.serverOutput);
+    this.context = await chromium.launchPersistentContext(join(this.root, "chromium"), {
+      executablePath: "/usr/bin/chromium",
+      headless: true,
+      viewport: { width: 1440, height: 900 },
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--disable-quic",
+        "--disable-dev-shm-usage",
+      ],
+    });
+    this.page = this.context.pages()[0] ?? (await this.context.newPage());
+    await this.page.goto(`${url}?folder=${encodeURIComponent(this.workspace)}`);
+    await this.page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+  }
+
+  get output(): string {
+    return this.serverOutput;
+  }
+
+  /** A numbered screenshot in the artifacts folder. */
+  async screenshot(name: string): Promise<string> {
+    this.shot += 1;
+    const file = join(this.env.artifacts, `${String(this.shot).padStart(2, "0")}-${name}.png`);
+    await this.page.screenshot({ path: file });
+    return file;
+  }
+
+  /** Runs a command through the command palette, by its title. */
+  async command(title: string): Promise<void> {
+    await this.page.keyboard.press("Escape");
+    await this.page.keyboard.press("F1");
+    const input = this.page.locator(".quick-input-widget input");
+    await input.waitFor({ state: "visible", timeout: 10_000 });
+    await input.fill(`>${title}`);
+    const row = this.page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first();
+    await row.waitFor({ state: "visible", timeout: 10_000 });
+    await row.click();
+  }
+
+  async stop(): Promise<void> {
+    await this.context?.close().catch(() => undefined);
+    const pid = this.server?.pid;
+    if (pid !== undefined && this.server?.exitCode === null) {
+      try {
+        process.kill(-pid, "SIGTERM");
+      } catch {
+        // already gone
+      }
+      await new Promise((r) => setTimeout(r, 1000));
+      try {
+        process.kill(-pid, "SIGKILL");
+      } catch {
+        // ended by SIGTERM
+      }
+    }
+    // VS Code's logs (the acpls output channel among them) are kept with the screenshots.
+    try {
+      cpSync(join(this.root, "user", "logs"), join(this.env.artifacts, "logs"), { recursive: true });
+    } catch {
+      // no logs written
+    }
+    rmSync(this.root, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,165 @@
+// End to end in a real VS Code (code-server 4.100.3 = VS Code 1.100.3) with the built .vsix and the
+// acpls server bundled in it, running the demo agent on its sample project. One turn, step by step:
+// the prompt typed in the panel streams a reply; follow opens calc.py at the agent's line with the
+// decoration; the permission prompt shows its options, "Show diff" opens the proposed text in the
+// diff editor, and a click allows the edit; the checks run in a terminal with coloured output; the
+// turn ends. A screenshot of each step goes to test-artifacts/vscode/.
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import type { FrameLocator } from "playwright-core";
+import { readEnv, VsCode } from "./harness";
+
+const env = readEnv();
+const vscode = new VsCode(env);
+let panel: FrameLocator;
+
+/** The 1-based line of calc.py the demo agent fixes: `return a + b` inside subtract(). */
+function subtractBugLine(workspace: string): number {
+  const lines = readFileSync(join(workspace, "calc.py"), "utf8").split("\n");
+  const def = lines.findIndex((l) => l.startsWith("def subtract"));
+  const body = lines.findIndex((l, i) => i > def && l.includes("return a + b"));
+  assert.ok(def >= 0 && body > def, "the sample project has the subtract bug");
+  return body + 1;
+}
+
+describe("acpls in VS Code", { timeout: 240_000 }, () => {
+  before(async () => {
+    vscode.prepare({
+      "acpls.agent": "demo",
+      "acpls.python": env.python,
+      "acpls.permissions.ui": "notification",
+      "acpls.trace.server": "verbose",
+      "workbench.startupEditor": "none",
+      "workbench.tips.enabled": false,
+      "workbench.colorTheme": "Default Dark Modern",
+      "security.workspace.trust.enabled": false,
+      "telemetry.telemetryLevel": "off",
+      "extensions.autoCheckUpdates": false,
+      "extensions.autoUpdate": false,
+      "update.mode": "none",
+      "terminal.integrated.gpuAcceleration": "off",
+      "chat.commandCenter.enabled": false,
+      "workbench.secondarySideBar.defaultVisibility": "hidden",
+    });
+    const installed = await vscode.installExtension();
+    assert.match(installed, /acpls/, installed);
+    await vscode.start({ ACPLS_DEMO_SPEED: "0.2" });
+  });
+
+  after(async () => {
+    if (process.exitCode !== undefined && process.exitCode !== 0) console.log(vscode.output.slice(-4000));
+    await vscode.stop();
+  });
+
+  test("the extension activates and starts acpls", async () => {
+    const page = vscode.page;
+    await page.locator(".statusbar-item", { hasText: "Follow" }).first().waitFor({ timeout: 60_000 });
+    // The status item names the agent once the server is up.
+    await page.locator(".statusbar-item", { hasText: "demo" }).first().waitFor({ timeout: 60_000 });
+    await vscode.screenshot("activated");
+  });
+
+  test("a prompt typed in the panel streams a reply", async () => {
+    const page = vscode.page;
+    await vscode.command("acpls: Open the agent panel");
+    panel = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+    const prompt = panel.locator("textarea.prompt");
+    await prompt.waitFor({ timeout: 30_000 });
+    await prompt.click();
+    await prompt.fill("Please fix the bug in calc.py");
+    await prompt.press("Enter");
+    await panel.locator(".message.user", { hasText: "Please fix the bug in calc.py" }).waitFor({ timeout: 10_000 });
+    const reply = panel.locator(".message.agent").first();
+    await reply.waitFor({ timeout: 30_000 });
+    // Streamed: the reply is on screen while the turn still runs (Cancel is shown until it ends).
+    assert.equal(await panel.locator("button.cancel").isVisible(), true, "the turn is still running");
+    await panel.locator(".message.agent", { hasText: "Let me look at the project first." }).waitFor({ timeout: 30_000 });
+    await panel.locator(".thought").first().waitFor({ timeout: 10_000 });
+    await panel.locator(".plan .plan-entry").first().waitFor({ timeout: 10_000 });
+    await vscode.screenshot("reply-streaming");
+  });
+
+  test("a permission prompt shows every option, the diff, and is answered by a click", async () => {
+    const page = vscode.page;
+    const toast = page.locator(".notification-toast", { hasText: "acpls:" }).first();
+    await toast.waitFor({ timeout: 60_000 });
+    await panel.locator(".tool", { hasText: "Fix subtract()" }).waitFor({ timeout: 10_000 });
+    // Every option the demo offers (the agent's names say their kinds), and the two preview actions.
+    for (const label of ["Allow", "Reject", "Show diff", "Preview edit"]) {
+      await toast.locator(".monaco-button", { hasText: label }).first().waitFor({ timeout: 5_000 });
+    }
+    await vscode.screenshot("permission-prompt");
+
+    // Follow: calc.py is open (without focus) at the agent's line, marked with the decoration.
+    const bugLine = subtractBugLine(vscode.workspace);
+    await page.locator(".tab.active", { hasText: "calc.py" }).waitFor({ timeout: 20_000 });
+    const marked = await markedLines(page);
+    assert.ok(marked.includes(bugLine), `the agent's line ${bugLine} is marked (marked: ${marked.join(", ")})`);
+    await vscode.screenshot("follow-decoration");
+
+    // Show diff: the diff editor shows the proposed text against the current file.
+    await toast.locator(".monaco-button", { hasText: "Show diff" }).click();
+    const diff = page.locator(".monaco-diff-editor").first();
+    await diff.waitFor({ timeout: 20_000 });
+    await diff.locator(".editor.modified .view-line", { hasText: "return a - b" }).first().waitFor({ timeout: 10_000 });
+    await diff.locator(".editor.original .view-line", { hasText: "return a + b" }).first().waitFor({ timeout: 10_000 });
+    await page.locator(".tab.active", { hasText: "proposed by the agent" }).waitFor({ timeout: 10_000 });
+    await vscode.screenshot("diff-editor");
+
+    // The prompt comes back after "Show diff"; allow the edit with a click.
+    const again = page.locator(".notification-toast", { hasText: "acpls:" }).first();
+    const allow = again.locator(".monaco-button", { hasText: /^Allow$/ }).first();
+    await allow.waitFor({ timeout: 20_000 });
+    await allow.click();
+    await panel.locator(".tool.status-completed", { hasText: "Fix subtract()" }).waitFor({ timeout: 30_000 });
+    await vscode.screenshot("permission-answered");
+  });
+
+  test("the agent's terminal shows coloured output, named after its command", async () => {
+    const page = vscode.page;
+    await panel.locator(".tool", { hasText: "Run the checks" }).waitFor({ timeout: 60_000 });
+    const terminal = page.locator(".terminal-wrapper.active .xterm-rows").first();
+    await terminal.waitFor({ timeout: 60_000 });
+    await page.waitForFunction(
+      () => document.querySelector(".terminal-wrapper.active .xterm-rows")?.textContent?.match(/passed|failed|error|ok/i) !== null,
+      undefined,
+      { timeout: 60_000 },
+    );
+    const coloured = await terminal.locator('span[class*="xterm-fg-"]').count();
+    assert.ok(coloured > 0, "some terminal output has an ANSI colour");
+    await page.locator(".terminal-tabs-entry, .single-terminal-tab", { hasText: /checks|python/ }).first().waitFor({ timeout: 10_000 });
+    await vscode.screenshot("terminal");
+  });
+
+  test("the turn ends in the panel", async () => {
+    await panel.locator(".turn-end").first().waitFor({ timeout: 90_000 });
+    assert.equal(await panel.locator("button.cancel").isVisible(), false);
+    const text = await panel.locator(".message.agent").last().innerText();
+    assert.ok(text.length > 0);
+    await vscode.screenshot("turn-ended");
+  });
+});
+
+/**
+ * Line numbers (1-based) of the visible editor lines that carry the agent's gutter icon: the icon
+ * and the line number are matched by their position on screen.
+ */
+async function markedLines(page: import("playwright-core").Page): Promise<number[]> {
+  const hasIcon = (): boolean =>
+    [...document.querySelectorAll(".monaco-editor .cgmr")].some((e) => getComputedStyle(e).backgroundImage.includes("agent-gutter"));
+  await page.waitForFunction(hasIcon, undefined, { timeout: 20_000 });
+  return page.evaluate(() => {
+    const lines: number[] = [];
+    const numbers = [...document.querySelectorAll(".monaco-editor .margin-view-overlays .line-numbers")];
+    for (const icon of document.querySelectorAll(".monaco-editor .cgmr")) {
+      if (!getComputedStyle(icon).backgroundImage.includes("agent-gutter")) continue;
+      const top = icon.getBoundingClientRect().top;
+      const number = numbers.find((n) => Math.abs(n.getBoundingClientRect().top - top) < 3);
+      if (number?.textContent) lines.push(Number(number.textContent.trim()));
+    }
+    return lines;
+  });
+}
