@@ -111,3 +111,48 @@ def test_signs_appear_when_the_file_is_opened_later(plain_nvim, workspace):
         "return #vim.api.nvim_buf_get_extmarks(0, require('acpls.review').ns, 0, -1, {})"
     )
     assert count == 3
+
+
+def test_agent_write_shows_in_review_and_reject_restores_it(editor_factory):
+    ed = editor_factory("v1_fs")
+    hello = ed.workspace / "hello.txt"
+    ed.nvim.command(f"edit {hello}")
+    ed.nvim.command("Acpls prompt write")
+    ed.wait_turn_end()
+    # The write went through the buffer.
+    assert ed.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)") == ["hello from the agent"]
+    ed.wait("return #require('acpls.review').items() == 1", what="acpls/changes")
+    signs = ed.lua(
+        "return #vim.api.nvim_buf_get_extmarks(0, require('acpls.review').ns, 0, -1, {})"
+    )
+    assert signs == 1
+    code_win = ed.nvim.current.window.handle
+    ed.nvim.command("Acpls review")
+    ed.wait("return vim.bo.filetype == 'qf'", what="the quickfix window")
+    items = ed.lua("return vim.fn.getqflist()")
+    assert len(items) == 1 and items[0]["lnum"] == 1
+    # Reject from the quickfix entry: the buffer gets its text back, the list empties.
+    ed.nvim.command("Acpls reject")
+    ed.wait("return #require('acpls.review').items() == 0", what="the hunk rejected")
+    lines = ed.lua(
+        "return vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(...), 0, -1, false)", code_win
+    )
+    assert lines == ["hello"]
+    assert ed.lua("return #vim.fn.getqflist()") == 0
+    assert ed.errors() == []
+
+
+def test_keep_hunk_under_the_cursor(editor_factory):
+    ed = editor_factory("v1_fs")
+    ed.nvim.command(f"edit {ed.workspace / 'hello.txt'}")
+    ed.nvim.command("Acpls prompt write")
+    ed.wait_turn_end()
+    ed.wait("return #require('acpls.review').items() == 1", what="acpls/changes")
+    ed.nvim.command("nmap <buffer> <F6> <Plug>(acpls-keep-hunk)")
+    ed.nvim.input("gg<F6>")
+    ed.wait("return #require('acpls.review').items() == 0", what="the hunk kept")
+    assert ed.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)") == ["hello from the agent"]
+    signs = ed.lua(
+        "return #vim.api.nvim_buf_get_extmarks(0, require('acpls.review').ns, 0, -1, {})"
+    )
+    assert signs == 0
