@@ -90,9 +90,17 @@ export function exitLine(exitCode: number | undefined, signal: string | undefine
   return "[process exited]";
 }
 
-/** The VS Code terminal's name: the command (shortened), or a placeholder until it is known. */
+/**
+ * The VS Code terminal's name: the command with absolute paths shortened to their last part
+ * (`/venv/bin/python /x/checks.py` → `python checks.py`), at most 40 characters, or a placeholder
+ * until the command is known.
+ */
 export function terminalName(command: string | undefined, terminalId: string): string {
   if (command === undefined || command.trim() === "") return `agent: ${terminalId}`;
-  const oneLine = command.trim().replace(/\s+/g, " ");
+  const words = command
+    .trim()
+    .split(/\s+/)
+    .map((word) => (/^\/\S*\/[^/]+$/.test(word) ? word.slice(word.lastIndexOf("/") + 1) : word));
+  const oneLine = words.join(" ");
   return oneLine.length > 40 ? `${oneLine.slice(0, 39)}…` : oneLine;
 }

@@ -261,8 +261,8 @@ function fillToolCall(node: HTMLElement, item: ToolCallItem): void {
       }
     } else if (content.type === "diff") {
       const stats = typeof content.newText === "string" ? lineStats(typeof content.oldText === "string" ? content.oldText : "", content.newText) : undefined;
-      const path = typeof content.path === "string" ? content.path : "changes";
-      body.append(link("diff", `${baseName(path)}${stats === undefined ? "" : ` +${stats.added} -${stats.removed}`}`, () => send({ type: "openDiff", toolCallId: call.toolCallId }), "diff"));
+      const label = typeof content.path === "string" ? baseName(content.path) : diffChangesLabel(content.changes);
+      body.append(link("diff", `${label}${stats === undefined ? "" : ` +${stats.added} -${stats.removed}`}`, () => send({ type: "openDiff", toolCallId: call.toolCallId }), "diff"));
     } else if (content.type === "terminal" && typeof content.terminalId === "string") {
       const terminalId = content.terminalId;
       body.append(link("terminal", `Terminal ${terminalId}`, () => send({ type: "openTerminal", terminalId }), "terminal-link"));
@@ -285,6 +285,18 @@ function link(iconName: string, label: string, onClick: () => void, className: s
     onClick();
   });
   return a;
+}
+
+/** A v2 diff's `changes`: the files and what happens to each ("calc.py", "new.py (add)"). */
+function diffChangesLabel(changes: unknown): string {
+  if (!Array.isArray(changes) || changes.length === 0) return "changes";
+  return changes
+    .map((change: unknown) => {
+      const c = (typeof change === "object" && change !== null ? change : {}) as { path?: unknown; operation?: unknown };
+      const name = typeof c.path === "string" ? baseName(c.path) : "?";
+      return c.operation === undefined || c.operation === "modify" ? name : `${name} (${String(c.operation)})`;
+    })
+    .join(", ");
 }
 
 function baseName(path: string): string {

@@ -3,7 +3,8 @@
 // the prompt typed in the panel streams a reply; follow opens calc.py at the agent's line with the
 // decoration; the permission prompt shows its options, "Show diff" opens the proposed text in the
 // diff editor, and a click allows the edit; the checks run in a terminal with coloured output; the
-// turn ends. A screenshot of each step goes to test-artifacts/vscode/.
+// turn ends; the change is listed for review and rejected from its CodeLens; `/` completes the
+// agent's commands. A screenshot of each step goes to test-artifacts/vscode/.
 
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -140,6 +141,41 @@ describe("acpls in VS Code", { timeout: 240_000 }, () => {
     const text = await panel.locator(".message.agent").last().innerText();
     assert.ok(text.length > 0);
     await vscode.screenshot("turn-ended");
+  });
+
+  test("the agent's change is listed for review and rejected from its CodeLens", async () => {
+    const page = vscode.page;
+    const hunk = page.locator(".monaco-list-row", { hasText: "line 11: +1 -1" }).first();
+    await hunk.waitFor({ timeout: 20_000 });
+    await page.locator(".monaco-list-row", { hasText: "modified +1 -1" }).first().waitFor({ timeout: 5_000 });
+    await hunk.click();
+    await page.locator(".tab.active", { hasText: "calc.py" }).waitFor({ timeout: 10_000 });
+    const reject = page.locator(".codelens-decoration a", { hasText: "Reject" }).first();
+    await reject.waitFor({ timeout: 20_000 });
+    await page.locator(".codelens-decoration a", { hasText: "Keep" }).first().waitFor({ timeout: 5_000 });
+    await vscode.screenshot("review-codelens");
+    await reject.click();
+    // The editor holds the text from before the agent again: subtract() returns a + b.
+    await page.waitForFunction(
+      () =>
+        [...document.querySelectorAll(".editor-group-container.active .monaco-editor .view-line")].filter((l) => l.textContent?.replace(/\u00a0/g, " ").trim() === "return a + b").length >= 2,
+      undefined,
+      { timeout: 20_000 },
+    );
+    await hunk.waitFor({ state: "detached", timeout: 20_000 });
+    await vscode.screenshot("review-rejected");
+  });
+
+  test("typing / in the prompt box completes the agent's commands", async () => {
+    const prompt = panel.locator("textarea.prompt");
+    await prompt.click();
+    await prompt.pressSequentially("/te");
+    const item = panel.locator(".completions li", { hasText: "/test" }).first();
+    await item.waitFor({ timeout: 10_000 });
+    await vscode.screenshot("slash-completion");
+    await prompt.press("Tab");
+    assert.equal(await prompt.inputValue(), "/test ");
+    await prompt.fill("");
   });
 });
 

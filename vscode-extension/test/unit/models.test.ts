@@ -164,6 +164,8 @@ describe("terminal text", () => {
 
   test("names and exit lines", () => {
     assert.equal(terminalName("pytest -q", "t1"), "pytest -q");
+    assert.equal(terminalName("/venv/bin/python /src/demo/checks.py --tests a.py", "t1"), "python checks.py --tests a.py");
+    assert.equal(terminalName("cd / && ls", "t1"), "cd / && ls");
     assert.equal(terminalName(undefined, "t1"), "agent: t1");
     assert.equal(terminalName("x".repeat(60), "t1").length, 40);
     assert.equal(exitLine(2, undefined), "[process exited with code 2]");
