@@ -198,3 +198,24 @@ def test_each_chat_has_its_own_session(editor_factory):
     assert [p["sessionId"] for p in prompts] == [chats[0]["sessionId"], chats[1]["sessionId"]]
     assert "second chat" in chat_text(ed, 2)
     assert "second chat" not in chat_text(ed, 1)
+
+
+def test_server_exit_is_shown_and_the_next_prompt_starts_again(editor_factory):
+    ed = editor_factory("v1_basic")
+    ed.nvim.command(f"edit {ed.workspace / 'calc.py'}")
+    ed.nvim.command("Acpls prompt first")
+    ed.wait_turn_end()
+    first = ed.lua("return require('acpls.chat').list()[1].sessionId")
+    ed.nvim.command("Acpls stop")
+    ed.wait(
+        "return table.concat(T.lines(require('acpls.chat').list()[1].buf), '\\n')"
+        ":find('acpls stopped') ~= nil",
+        what="the stop shown in the chat",
+    )
+    ed.nvim.command("Acpls prompt second")
+    ed.wait_turn_end(2)
+    chats = ed.lua("return require('acpls.chat').list()")
+    assert len(chats) == 1
+    assert chats[0]["sessionId"] is not None
+    assert "second" in chat_text(ed)
+    assert first is not None

@@ -700,6 +700,13 @@ function M.on_client_exit(client_id, code, signal)
       chat.session_id = nil
       chat.client_id = nil
       chat.running = false
+      chat.queue = {}
+      chat.on_session = {}
+      if chat.creating then
+        -- Its acpls.newSession will never be answered.
+        chat.creating = false
+        pending_new = pending_new - 1
+      end
       chat:note({ ('_acpls stopped (exit %s%s); the next prompt starts a new session_'):format(
         tostring(code),
         (signal and signal ~= 0) and (', signal ' .. signal) or ''
