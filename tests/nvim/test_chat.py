@@ -219,3 +219,60 @@ def test_server_exit_is_shown_and_the_next_prompt_starts_again(editor_factory):
     assert chats[0]["sessionId"] is not None
     assert "second" in chat_text(ed)
     assert first is not None
+
+
+LOAD_SCRIPT = {
+    "protocol": 1,
+    "on_initialize": {
+        "agentCapabilities": {"loadSession": True, "sessionCapabilities": {"list": {}}}
+    },
+    "on_list": {
+        "sessions": [{"sessionId": "old-1", "cwd": "$cwd", "title": "Earlier work"}],
+    },
+    "on_load": [
+        {
+            "update": {
+                "sessionUpdate": "user_message_chunk",
+                "content": {"type": "text", "text": "what did we do?"},
+            }
+        },
+        {
+            "update": {
+                "sessionUpdate": "agent_message_chunk",
+                "content": {"type": "text", "text": "We fixed subtract()."},
+            }
+        },
+    ],
+    "on_prompt": [
+        {
+            "update": {
+                "sessionUpdate": "agent_message_chunk",
+                "content": {"type": "text", "text": "continuing"},
+            }
+        }
+    ],
+}
+
+
+def test_load_an_earlier_session_into_a_chat(editor_factory):
+    ed = editor_factory(LOAD_SCRIPT)
+    ed.nvim.command(f"edit {ed.workspace / 'calc.py'}")
+    ed.nvim.command("Acpls load")
+    sel = ed.wait_select()
+    assert sel["labels"] == ["Earlier work"]
+    ed.lua("T.answer(..., 1)", sel["index"])
+    ed.wait(
+        "local c = require('acpls.chat').list()[1];"
+        "return c and table.concat(T.lines(c.buf), '\\n'):find('session loaded') ~= nil",
+        what="the session loaded",
+    )
+    text = chat_text(ed)
+    assert text.index("what did we do?") < text.index("We fixed subtract().")
+    assert "# Earlier work" in text
+    # The next prompt in that chat continues the loaded session.
+    ed.nvim.input("<Esc>")
+    ed.nvim.command("Acpls prompt go on")
+    ed.wait_turn_end()
+    prompts = [m["params"] for m in read_log(ed.agent_log) if m.get("method") == "session/prompt"]
+    assert prompts[0]["sessionId"] == "old-1"
+    assert "continuing" in chat_text(ed)

@@ -591,6 +591,61 @@ function M.send_selection()
   end)
 end
 
+--- `:Acpls load`: pick one of the agent's earlier sessions (its `session/list`) and continue it in
+--- a new chat; the agent replays its history into the chat.
+function M.load_session()
+  local root = client.root_for()
+  local id = client.ensure(root)
+  if not id then
+    return
+  end
+  client.exec(id, 'acpls.listSessions', { cwd = root }, function(err, result)
+    if err then
+      vim.notify('acpls: cannot list sessions: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      return
+    end
+    local sessions = type(result) == 'table' and type(result.sessions) == 'table' and result.sessions or {}
+    if #sessions == 0 then
+      vim.notify('acpls: the agent has no earlier session here')
+      return
+    end
+    vim.ui.select(sessions, {
+      prompt = 'Load an agent session',
+      format_item = function(s)
+        return ('%s%s'):format(s.title or s.sessionId, s.updatedAt and (' · ' .. s.updatedAt) or '')
+      end,
+    }, function(s)
+      if not s then
+        return
+      end
+      local existing = by_session[s.sessionId]
+      if existing and valid(existing.out_buf) then
+        existing:show(true)
+        return
+      end
+      local chat = new_chat(root, id)
+      -- Bound before the request, so the replayed history lands in this chat.
+      chat:bind(s.sessionId)
+      chat.view.session.title = s.title
+      chat:render({ chat.view:header_edit() })
+      chat:show(true)
+      client.exec(id, 'acpls.loadSession', { sessionId = s.sessionId }, function(lerr, res)
+        if lerr then
+          chat:note({ '**error**: could not load the session: ' .. (lerr.message or vim.inspect(lerr)) }, 'AcplsToolFailed')
+          by_session[s.sessionId] = nil
+          chat.session_id = nil
+          return
+        end
+        if type(res) == 'table' and type(res.sessionId) == 'string' and res.sessionId ~= s.sessionId then
+          by_session[s.sessionId] = nil
+          chat:bind(res.sessionId)
+        end
+        chat:note({ '_session loaded: you can go on from here_' })
+      end)
+    end)
+  end)
+end
+
 function M.cancel()
   local chat = M.current()
   if chat then

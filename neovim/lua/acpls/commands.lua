@@ -69,6 +69,12 @@ M.subcommands = {
       chat().pick_chat()
     end,
   },
+  load = {
+    desc = "continue one of the agent's earlier sessions in a new chat",
+    run = function()
+      chat().load_session()
+    end,
+  },
   permissions = {
     desc = 'answer a waiting permission request',
     run = function()
