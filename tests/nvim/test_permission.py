@@ -144,3 +144,27 @@ def test_waiting_prompts_can_be_answered_in_any_order(editor_factory):
     outcomes = wait_outcomes(ed, 2)
     # The agent got the answers in the order the user gave them.
     assert [o["optionId"] for o in outcomes] == ["never", "allow"]
+
+
+def test_always_answer_becomes_a_rule_that_can_be_removed(editor_factory):
+    ed = editor_factory(permission_script())
+    ed.nvim.command(f"edit {ed.workspace / 'hello.txt'}")
+    ed.nvim.command("Acpls prompt edit it")
+    sel = ed.wait_select("acpls.permission")
+    ed.lua("T.answer_label(..., 'Always allow')", sel["index"])
+    ed.wait_turn_end()
+    ed.nvim.command("Acpls rules")
+    rules = ed.wait_select()
+    assert len(rules["labels"]) == 1
+    assert rules["labels"][0].startswith("allow edit")
+    ed.lua("T.answer(..., 1)", rules["index"])
+    ed.wait(
+        "for _, n in ipairs(T.notes) do if n.msg:find('removed') then return true end end",
+        what="the rule removed",
+    )
+    ed.nvim.command("Acpls rules")
+    ed.wait(
+        "for _, n in ipairs(T.notes) do"
+        " if n.msg:find('no remembered permission rule') then return true end end",
+        what="no rule left",
+    )

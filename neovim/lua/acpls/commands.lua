@@ -81,6 +81,21 @@ M.subcommands = {
       require('acpls.permission').pick()
     end,
   },
+  rules = {
+    desc = 'remove a remembered "always" permission answer',
+    run = function()
+      require('acpls.permission').rules()
+    end,
+  },
+  login = {
+    desc = 'sign in to the agent',
+    run = function()
+      local id = client().ensure()
+      if id then
+        client().exec(id, 'acpls.authenticate', {})
+      end
+    end,
+  },
   terminals = {
     desc = "list the agent's terminals",
     run = function()

@@ -194,6 +194,44 @@ function M.drop_session(session_id)
   end
 end
 
+local function rule_label(r)
+  local what = r.pathGlob or r.commandPrefix or r.toolTitle or 'any'
+  return ('%s %s: %s (%s)'):format(tostring(r.decision), tostring(r.kind), what, tostring(r.agent or '?'))
+end
+
+--- `:Acpls rules`: the remembered "always" answers; the chosen one is removed.
+function M.rules()
+  local client = require('acpls.client')
+  local clients = client.clients()
+  if #clients == 0 then
+    vim.notify('acpls: not running')
+    return
+  end
+  local id = clients[1].id
+  client.exec(id, 'acpls.listRules', {}, function(err, result)
+    if err then
+      vim.notify('acpls: ' .. (err.message or 'listRules failed'), vim.log.levels.ERROR)
+      return
+    end
+    local rules = type(result) == 'table' and result.rules or {}
+    if #rules == 0 then
+      vim.notify('acpls: no remembered permission rule')
+      return
+    end
+    vim.ui.select(rules, { prompt = 'Remove a permission rule', format_item = rule_label }, function(r)
+      if r then
+        client.exec(id, 'acpls.removeRule', { ruleId = r.ruleId }, function(rerr)
+          if rerr then
+            vim.notify('acpls: ' .. (rerr.message or 'removeRule failed'), vim.log.levels.ERROR)
+          else
+            vim.notify('acpls: removed ' .. rule_label(r))
+          end
+        end)
+      end
+    end)
+  end)
+end
+
 --- Drop the prompts of a client that stopped (nobody is left to answer).
 function M.drop_client(client_id)
   for _, req in ipairs(vim.list_slice(pending)) do
