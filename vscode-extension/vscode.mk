@@ -26,6 +26,7 @@ VSX_SOURCES       := $(shell find $(VSX_DIR)/src $(VSX_DIR)/media -type f 2>/dev
                      $(VSX_DIR)/package.json $(VSX_DIR)/esbuild.mjs $(VSX_DIR)/.vscodeignore $(VSX_DIR)/README.md
 VSX_SERVER_SOURCES := pyproject.toml $(shell find server/acpls -name '*.py' 2>/dev/null)
 VSX_ARTIFACTS     := test-artifacts/vscode
+VSX_E2E_PYTHON    := $(firstword $(wildcard /usr/bin/python3) $(abspath $(PY)))
 
 VSCODE_TEST_TARGETS := test-ts test-vscode
 
@@ -74,11 +75,14 @@ code-server: $(CODE_SERVER_STAMP)
 vscode-deps: $(VSX_APT_STAMP) $(VSX_NPM_STAMP) $(CODE_SERVER_STAMP)
 
 # The acpls server and its dependencies, bundled for `python -m acpls` with PYTHONPATH pointing here
-# (no pip step for the user). watchfiles and orjson are compiled: the bundle holds this machine's
-# wheels (linux x64, the venv's CPython), so the .vsix is marked --target linux-x64.
-$(VSX_BUNDLE_STAMP): $(VSX_SERVER_SOURCES) | $(STAMP)
+# (no pip step for the user). watchfiles (abi3) and orjson (one module per CPython) are compiled:
+# the bundle holds linux x86_64 wheels, orjson's for CPython 3.11 to 3.14 side by side, so the .vsix
+# is marked --target linux-x64 and runs on any of those Pythons.
+$(VSX_BUNDLE_STAMP): $(VSX_SERVER_SOURCES) $(VSX_DIR)/scripts/add_compiled_wheels.py | $(STAMP)
 	rm -rf $(VSX_BUNDLE) && mkdir -p $(VSX_BUNDLE)
 	set -o pipefail; $(PIP) install -q --no-compile --disable-pip-version-check --target $(VSX_BUNDLE) . 2>&1 \
+	  | { grep -v '^WARNING: Location' || true; }
+	set -o pipefail; $(PY) $(VSX_DIR)/scripts/add_compiled_wheels.py $(VSX_BUNDLE) 3.11 3.12 3.13 3.14 2>&1 \
 	  | { grep -v '^WARNING: Location' || true; }
 	rm -rf $(VSX_BUNDLE)/bin
 	touch $@
@@ -100,10 +104,11 @@ test-ts: lint-ts
 	cd $(VSX_DIR) && npm test -s
 
 # End to end: code-server on 127.0.0.1 with the .vsix installed, driven by playwright-core in
-# chromium, with the demo agent. Screenshots of each step land in test-artifacts/vscode/.
+# chromium, with the demo agent. Screenshots of each step land in test-artifacts/vscode/. The server
+# runs on Debian's python3 (not the venv), so it can only import what the .vsix bundles.
 test-vscode: $(VSIX) $(CODE_SERVER_STAMP) $(VSX_APT_STAMP) $(STAMP)
 	@rm -rf $(VSX_ARTIFACTS) && mkdir -p $(VSX_ARTIFACTS)
 	cd $(VSX_DIR) && node esbuild.mjs --e2e
-	CODE_SERVER="$(abspath $(CODE_SERVER))" VSIX="$(abspath $(VSIX))" ACPLS_PYTHON="$(abspath $(PY))" \
+	CODE_SERVER="$(abspath $(CODE_SERVER))" VSIX="$(abspath $(VSIX))" ACPLS_PYTHON="$(VSX_E2E_PYTHON)" \
 	  ARTIFACTS="$(abspath $(VSX_ARTIFACTS))" REPO_ROOT="$(CURDIR)" \
 	  node --test --test-reporter=spec --test-timeout=240000 $(VSX_DIR)/out/test/e2e/
