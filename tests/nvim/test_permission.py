@@ -168,3 +168,26 @@ def test_always_answer_becomes_a_rule_that_can_be_removed(editor_factory):
         " if n.msg:find('no remembered permission rule') then return true end end",
         what="no rule left",
     )
+
+
+def test_v2_patch_preview_and_diff_in_the_chat(editor_factory):
+    ed = editor_factory("v2_permission")
+    ed.nvim.command(f"edit {ed.workspace / 'hello.txt'}")
+    ed.nvim.command("Acpls prompt edit it")
+    sel = ed.wait_select("acpls.permission")
+    assert "Edit hello.txt?" in sel["prompt"]
+    assert "Show diff: hello.txt (+1 -1)" in sel["labels"]
+    ed.lua("T.answer_label(..., 'Show diff')", sel["index"])
+    proposed = ed.lua(
+        "for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do"
+        " local b = vim.api.nvim_win_get_buf(w)"
+        " if vim.b[b].acpls_proposed then return T.lines(b) end end"
+    )
+    assert proposed == ["hello world"]
+    ed.nvim.input("q")
+    again = ed.wait_select("acpls.permission")
+    ed.lua("T.answer_label(..., 'Allow')", again["index"])
+    ed.wait_turn_end()
+    assert permission_outcomes(ed.agent_log) == [{"outcome": "selected", "optionId": "allow"}]
+    chat = "\n".join(ed.lua("return T.lines(require('acpls.chat').list()[1].buf)"))
+    assert f"✎ {ed.workspace / 'hello.txt'} (modify)" in chat

@@ -276,7 +276,8 @@ function Chat:ensure_session(cb)
     local cbs = self.on_session
     self.on_session = {}
     if err or type(result) ~= 'table' or type(result.sessionId) ~= 'string' then
-      self:note({ '**error**: no session: ' .. (err and (err.message or vim.inspect(err)) or 'bad reply') }, 'AcplsToolFailed')
+      local why = err and (err.message or vim.inspect(err)) or 'bad reply'
+      self:note({ '**error**: no session: ' .. why }, 'AcplsToolFailed')
       -- Prompts waiting for this session are dropped (they are visible above); the next send retries.
       self.queue = {}
       self.running = false
@@ -399,7 +400,8 @@ local function select_values(opt)
   for _, o in ipairs(type(opt.options) == 'table' and opt.options or {}) do
     if type(o.options) == 'table' then
       for _, inner in ipairs(o.options) do
-        table.insert(values, { value = inner.value, name = (o.name and (o.name .. ': ') or '') .. (inner.name or tostring(inner.value)) })
+        local group = o.name and (o.name .. ': ') or ''
+        table.insert(values, { value = inner.value, name = group .. (inner.name or tostring(inner.value)) })
       end
     else
       table.insert(values, { value = o.value, name = o.name or tostring(o.value) })
@@ -423,7 +425,8 @@ function Chat:pick_config()
     if not opt then
       return
     end
-    local values = opt.type == 'boolean' and { { value = true, name = 'on' }, { value = false, name = 'off' } }
+    local values = opt.type == 'boolean'
+        and { { value = true, name = 'on' }, { value = false, name = 'off' } }
       or select_values(opt)
     vim.ui.select(values, {
       prompt = opt.name or opt.id or opt.configId,
@@ -631,7 +634,8 @@ function M.load_session()
       chat:show(true)
       client.exec(id, 'acpls.loadSession', { sessionId = s.sessionId }, function(lerr, res)
         if lerr then
-          chat:note({ '**error**: could not load the session: ' .. (lerr.message or vim.inspect(lerr)) }, 'AcplsToolFailed')
+          local why = lerr.message or vim.inspect(lerr)
+          chat:note({ '**error**: could not load the session: ' .. why }, 'AcplsToolFailed')
           by_session[s.sessionId] = nil
           chat.session_id = nil
           return
@@ -687,7 +691,8 @@ function M.pick_chat()
   vim.ui.select(list, {
     prompt = 'Chat',
     format_item = function(c)
-      return ('%d: %s%s'):format(c.id, c.view.session.title or 'chat', c.session_id and (' [' .. c.session_id .. ']') or '')
+      local sid = c.session_id and (' [' .. c.session_id .. ']') or ''
+      return ('%d: %s%s'):format(c.id, c.view.session.title or 'chat', sid)
     end,
   }, function(c)
     if c then

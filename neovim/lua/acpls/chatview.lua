@@ -55,7 +55,8 @@ function M.content_text(block)
   if t == 'text' then
     return str(block.text) or ''
   elseif t == 'resource_link' then
-    return ('[%s](%s)'):format(str(block.name) or str(block.title) or str(block.uri) or 'link', str(block.uri) or '')
+    local label = str(block.name) or str(block.title) or str(block.uri) or 'link'
+    return ('[%s](%s)'):format(label, str(block.uri) or '')
   elseif t == 'resource' then
     local res = type(block.resource) == 'table' and block.resource or {}
     return ('[resource %s]'):format(str(res.uri) or '?')
@@ -237,10 +238,17 @@ local function tool_content_lines(item, terminal_info)
         ('  ✎ %s (+%d -%d)'):format(item.path, count_lines(item.newText), count_lines(item.oldText)),
       }
     end
+    -- v2: one line per file change (`operation` add, delete, modify, move, copy, or custom).
     local out = {}
     for _, change in ipairs(type(item.changes) == 'table' and item.changes or {}) do
-      local path = type(change) == 'table' and (str(change.path) or str(change.newPath) or str(change.oldPath))
-      table.insert(out, ('  ✎ %s%s'):format(path or '?', change.kind and (' (' .. tostring(change.kind) .. ')') or ''))
+      if type(change) == 'table' then
+        local path = str(change.path) or '?'
+        if str(change.oldPath) then
+          path = change.oldPath .. ' → ' .. path
+        end
+        local op = change.operation ~= nil and tostring(change.operation) or 'change'
+        table.insert(out, ('  ✎ %s (%s)'):format(path, op))
+      end
     end
     if #out == 0 then
       out = { '  ✎ diff' }
@@ -264,7 +272,8 @@ function View:render_tool(block, terminal_info)
   local hls = { { 1, status_hl[status] or 'AcplsToolRunning' } }
   for _, loc in ipairs(type(tc.locations) == 'table' and tc.locations or {}) do
     if type(loc) == 'table' and str(loc.path) then
-      table.insert(lines, ('  → %s%s'):format(loc.path, type(loc.line) == 'number' and (':' .. loc.line) or ''))
+      local line = type(loc.line) == 'number' and (':' .. loc.line) or ''
+      table.insert(lines, ('  → %s%s'):format(loc.path, line))
       table.insert(hls, { #lines - 1, 'AcplsChatMeta' })
     end
   end

@@ -262,7 +262,8 @@ function M.exec(client_id, command, args, cb)
       if cb then
         cb(err, result)
       elseif err then
-        vim.notify(('acpls: %s failed: %s'):format(command, err.message or vim.inspect(err)), vim.log.levels.ERROR)
+        local why = err.message or vim.inspect(err)
+        vim.notify(('acpls: %s failed: %s'):format(command, why), vim.log.levels.ERROR)
       end
     end)
   end)

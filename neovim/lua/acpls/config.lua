@@ -81,7 +81,8 @@ function M.validate(opts)
   local problems = {}
   local function walk(value, spec, path)
     if type(value) ~= 'table' then
-      table.insert(problems, { level = 'error', msg = ('%s: expected a table, got %s'):format(path, type(value)) })
+      local msg = ('%s: expected a table, got %s'):format(path, type(value))
+      table.insert(problems, { level = 'error', msg = msg })
       return
     end
     for key, v in pairs(value) do

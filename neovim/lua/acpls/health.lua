@@ -36,7 +36,11 @@ function M.check()
       health.ok(('%s (from %s): %s'):format(table.concat(cmd, ' '), why, vim.trim(res.stdout or '')))
     else
       health.error(
-        ('%s --version failed (exit %s): %s'):format(table.concat(cmd, ' '), tostring(res.code), vim.trim(res.stderr or '')),
+        ('%s --version failed (exit %s): %s'):format(
+          table.concat(cmd, ' '),
+          tostring(res.code),
+          vim.trim(res.stderr or '')
+        ),
         'reinstall with :Acpls install'
       )
     end
@@ -69,7 +73,8 @@ function M.check()
   end
   for _, c in ipairs(clients) do
     local status = client.agent_status[c.id]
-    local state = status and (tostring(status.agent) .. ' ' .. tostring(status.state)) or 'agent not started yet'
+    local state = status and (tostring(status.agent) .. ' ' .. tostring(status.state))
+      or 'agent not started yet'
     if status and status.state == 'failed' then
       health.warn(('client %d in %s: %s: %s'):format(c.id, c.root_dir, state, tostring(status.message)))
     else

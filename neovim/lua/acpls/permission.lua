@@ -50,7 +50,8 @@ function M.items(req)
       stat = (' (+%d -%d)'):format(added, removed)
     end
     local op = file.op == 'edit' and '' or (file.op .. ' ')
-    table.insert(items, { kind = 'diff', file = file, label = ('Show diff: %s%s%s'):format(op, relpath(file.path), stat) })
+    local label = ('Show diff: %s%s%s'):format(op, relpath(file.path), stat)
+    table.insert(items, { kind = 'diff', file = file, label = label })
   end
   table.insert(items, { kind = 'later', label = 'Decide later (:Acpls permissions)' })
   return items
@@ -85,7 +86,8 @@ function M.show(req)
     prompt = prompt .. ' — ' .. req.params.description:gsub('\n', ' ')
   end
   for _, pb in ipairs(type(req.params.previewProblems) == 'table' and req.params.previewProblems or {}) do
-    prompt = prompt .. ' [preview: ' .. tostring(type(pb) == 'table' and (pb.message or vim.inspect(pb)) or pb) .. ']'
+    local problem = type(pb) == 'table' and (pb.message or vim.inspect(pb)) or pb
+    prompt = prompt .. ' [preview: ' .. tostring(problem) .. ']'
   end
   vim.ui.select(items, {
     prompt = prompt,
