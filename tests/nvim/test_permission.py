@@ -123,7 +123,8 @@ def test_waiting_prompts_can_be_answered_in_any_order(editor_factory):
     second["save"] = "answer2"
     first = {**first, "wait": False}
     second = {**second, "wait": False}
-    script["on_prompt"] = [*steps[:i], first, second, {"sleep": 2.0}, *steps[i + 1 :]]
+    # The agent waits long enough for the user to answer both, in their own order.
+    script["on_prompt"] = [*steps[:i], first, second, {"sleep": 10.0}, *steps[i + 1 :]]
     ed = editor_factory(script)
     ed.nvim.command(f"edit {ed.workspace / 'hello.txt'}")
     ed.nvim.command("Acpls prompt edit both")
