@@ -114,8 +114,14 @@ function View:line_count()
   return n
 end
 
+-- Blocks whose lines come from their state; the others keep the lines they were given.
+local rendered_kinds = { header = true, plan = true, message = true, tool = true }
+
 -- Replace all lines of `block` with `lines` (and highlights), returning the edit.
 function View:_replace(block, lines, hls)
+  if not rendered_kinds[block.kind] then
+    block.static = lines
+  end
   local first = self:row_of(block)
   local edit = { first = first, last = first + block.nlines, lines = lines, hls = hls or {} }
   block.nlines = #lines
@@ -124,6 +130,9 @@ end
 
 -- Appends a new block at the end, returning the edit.
 function View:_append(block, lines, hls)
+  if not rendered_kinds[block.kind] then
+    block.static = lines
+  end
   local first = self:line_count()
   self:_add(block)
   block.nlines = #lines
@@ -339,7 +348,9 @@ function View:_message_chunk(u, edits)
     return
   end
   table.insert(block.parts, text)
-  -- Fast path: only the block's last line and the new ones change.
+  -- Fast path: only the block's last line and the new ones change. The block keeps the role it was
+  -- created with (a later chunk naming another role for the same message does not restyle it).
+  role = block.role
   local pieces = split(text)
   local prefix = message_prefix(role)
   local first = self:row_of(block) + block.nlines - 1
@@ -538,6 +549,31 @@ function View:apply(u, terminal_info)
     vim.list_extend(edits, self:note({ ('_update: %s_'):format(tostring(kind)) }))
   end
   return edits
+end
+
+--- Every line, rendered from scratch from the blocks' state. The buffer built by the edits of
+--- `apply` always equals this (the tests check it); nothing calls it on a hot path.
+---@param terminal_info? fun(id: string): string?
+---@return string[]
+function View:render_all(terminal_info)
+  terminal_info = terminal_info or function() end
+  local out = {}
+  for _, b in ipairs(self.blocks) do
+    local lines
+    if b.kind == 'header' then
+      lines = b.nlines > 0 and self:render_header() or {}
+    elseif b.kind == 'plan' then
+      lines = self:render_plan(b)
+    elseif b.kind == 'message' then
+      lines = self:render_message(b)
+    elseif b.kind == 'tool' then
+      lines = self:render_tool(b, terminal_info)
+    else
+      lines = b.static or {}
+    end
+    vim.list_extend(out, lines)
+  end
+  return out
 end
 
 --- Where each folded thought is: {first_row, last_row} (0-based, inclusive), in order.
