@@ -30,15 +30,24 @@ function M.apply_text_edits(lines, edits)
     local s, en = to_offset(e.range.start), to_offset(e.range['end'])
     table.insert(spans, { s = s, e = math.max(s, en), text = e.newText or '', i = i })
   end
+  -- One pass over the original text in order of position (array order for equal starts), so every
+  -- range refers to the original text as LSP says.
   table.sort(spans, function(a, b)
     if a.s ~= b.s then
-      return a.s > b.s
+      return a.s < b.s
     end
-    return a.i > b.i
+    return a.i < b.i
   end)
+  local out, cursor = {}, 0
   for _, sp in ipairs(spans) do
-    text = text:sub(1, sp.s) .. sp.text .. text:sub(sp.e + 1)
+    if sp.s > cursor then
+      table.insert(out, text:sub(cursor + 1, sp.s))
+    end
+    table.insert(out, sp.text)
+    cursor = math.max(cursor, sp.e)
   end
+  table.insert(out, text:sub(cursor + 1))
+  text = table.concat(out)
   if text == '' then
     return {}
   end
