@@ -58,6 +58,7 @@ if headless then
         terminals = require('acpls.terminals').list(),
         follow = require('acpls.follow').mark() ~= nil,
         calc = vim.fn.readfile('calc.py'),
+        calc_buffer = vim.api.nvim_buf_get_lines(vim.fn.bufnr('calc.py'), 0, -1, false),
         errors = _G.acpls_demo_errors or {},
       }
       -- Terminal buffers redraw on a short timer: let the last output land before reading them.

@@ -45,6 +45,8 @@ def test_demo_reaches_the_end_of_the_turn(tmp_path: Path):
     # The demo asked to approve its edit, and the approval went through.
     assert result["permissions"] == ["Allow [allow once]"]
     assert "    return a - b" in result["calc"]
+    # The agent wrote the file itself: the buffer on screen shows the new text too.
+    assert result["calc_buffer"] == result["calc"]
     chat = "\n".join(result["chat"])
     assert "✓ edit · Fix subtract() in calc.py · completed" in chat
     assert "_turn ended: end_turn_" in chat

@@ -156,3 +156,17 @@ def test_keep_hunk_under_the_cursor(editor_factory):
         "return #vim.api.nvim_buf_get_extmarks(0, require('acpls.review').ns, 0, -1, {})"
     )
     assert signs == 0
+
+
+def test_file_written_by_the_agent_reloads_in_its_buffer(editor_factory):
+    ed = editor_factory("v1_basic")
+    hello = ed.workspace / "hello.txt"
+    ed.nvim.command(f"edit {hello}")
+    ed.nvim.command("Acpls prompt hi")
+    ed.wait_turn_end()
+    # Written behind Neovim's back (as an agent that writes files itself does) during a turn.
+    hello.write_text("changed on disk\n")
+    ed.nvim.command("Acpls prompt again")
+    ed.wait_turn_end(2)
+    lines = ed.lua("return vim.api.nvim_buf_get_lines(vim.fn.bufnr(...), 0, -1, false)", str(hello))
+    assert lines == ["changed on disk"]

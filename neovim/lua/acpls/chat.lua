@@ -335,6 +335,7 @@ function Chat:_next()
 end
 
 function Chat:_turn_done(err, result)
+  util.reload_changed_files()
   -- Prompts of this session still open were answered by acpls when the turn ended.
   if self.session_id then
     require('acpls.permission').drop_session(self.session_id)

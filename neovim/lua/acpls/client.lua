@@ -158,6 +158,7 @@ local function attach_existing(client)
   for _, buf in ipairs(vim.api.nvim_list_bufs()) do
     if vim.api.nvim_buf_is_loaded(buf) then
       M.attach_buffer(buf)
+      require('acpls.util').remember_mtime(buf)
     end
   end
   local cbs = waiting[client.id] or {}
@@ -180,6 +181,12 @@ local function setup_autocmds()
       if #M.clients() > 0 then
         M.attach_buffer(ev.buf)
       end
+    end,
+  })
+  vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufWritePost', 'FileChangedShellPost' }, {
+    group = group,
+    callback = function(ev)
+      require('acpls.util').remember_mtime(ev.buf)
     end,
   })
 end

@@ -170,6 +170,7 @@ end
 
 --- `acpls/changes`
 function M.on_changes(params, ctx)
+  util.reload_changed_files()
   M.set_files(ctx.client_id, params.files)
 end
 

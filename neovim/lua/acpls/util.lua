@@ -110,6 +110,43 @@ function M.file_buf(path)
   return buf
 end
 
+local function mtime(name)
+  local stat = vim.uv.fs_stat(name)
+  return stat and (stat.mtime.sec * 1000000000 + stat.mtime.nsec) or nil
+end
+
+--- Remember when a buffer's file was last read or written (to see later writes by an agent).
+function M.remember_mtime(buf)
+  if vim.api.nvim_buf_is_valid(buf) and vim.bo[buf].buftype == '' then
+    local name = vim.api.nvim_buf_get_name(buf)
+    if name ~= '' then
+      vim.b[buf].acpls_mtime = mtime(name)
+    end
+  end
+end
+
+--- Reload buffers whose files an agent changed on disk (agents that write files themselves), as
+--- 'autoread' would, but at once (`:checktime` waits for the user's next key). Only buffers without
+--- unsaved changes reload; for the others Neovim's usual question comes at its next check.
+function M.reload_changed_files()
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == '' then
+      local name = vim.api.nvim_buf_get_name(buf)
+      local seen = vim.b[buf].acpls_mtime
+      local now = name ~= '' and mtime(name) or nil
+      if seen and now and now ~= seen and not vim.bo[buf].modified then
+        vim.api.nvim_buf_call(buf, function()
+          vim.cmd('silent! edit')
+        end)
+      end
+      if now then
+        vim.b[buf].acpls_mtime = now
+      end
+    end
+  end
+  pcall(vim.cmd, 'silent! checktime')
+end
+
 --- Make a scratch buffer owned by acpls.
 ---@param name string
 ---@param filetype string?
