@@ -163,6 +163,10 @@ function View:render_header()
   end
   if s.usage and type(s.usage.used) == 'number' and type(s.usage.size) == 'number' then
     table.insert(parts, ('context %d/%d'):format(s.usage.used, s.usage.size))
+    local cost = s.usage.cost
+    if type(cost) == 'table' and type(cost.amount) == 'number' then
+      table.insert(parts, ('%.2f %s'):format(cost.amount, tostring(cost.currency or '')))
+    end
   end
   if s.followPaused then
     table.insert(parts, 'follow paused')
@@ -277,7 +281,9 @@ function View:render_tool(block, terminal_info)
   local icon = M.status_icons[status] or '◐'
   local kind = tc.kind ~= nil and tostring(tc.kind) or 'other'
   local title = (str(tc.title) or str(tc.name) or tostring(tc.toolCallId)):gsub('\n', ' ')
-  local lines = { '', ('%s %s · %s · %s'):format(icon, kind, title, status) }
+  -- A sub-agent's tool calls are indented under their parent's.
+  local nest = tc.parentToolCallId ~= nil and '  ↳ ' or ''
+  local lines = { '', ('%s%s %s · %s · %s'):format(nest, icon, kind, title, status) }
   local hls = { { 1, status_hl[status] or 'AcplsToolRunning' } }
   for _, loc in ipairs(type(tc.locations) == 'table' and tc.locations or {}) do
     if type(loc) == 'table' and str(loc.path) then
