@@ -276,3 +276,25 @@ def test_load_an_earlier_session_into_a_chat(editor_factory):
     prompts = [m["params"] for m in read_log(ed.agent_log) if m.get("method") == "session/prompt"]
     assert prompts[0]["sessionId"] == "old-1"
     assert "continuing" in chat_text(ed)
+
+
+def test_code_action_prompt_gets_a_chat(editor_factory):
+    ed = editor_factory("v1_basic")
+    ed.nvim.command(f"edit {ed.workspace / 'calc.py'}")
+    client_id = ed.lua("return require('acpls').start()")
+    ed.wait("local c = vim.lsp.get_client_by_id(...); return c and c.initialized", client_id)
+    ed.lua(
+        "vim.lsp.buf.code_action({apply = true,"
+        " filter = function(a) return a.title:find('Ask the agent') ~= nil end,"
+        " range = {start = {1, 0}, ['end'] = {2, 0}}})"
+    )
+    ed.wait(
+        "local c = require('acpls.chat').list()[1];"
+        "return c and table.concat(T.lines(c.buf), '\\n'):find('Hello') ~= nil",
+        what="the agent's answer in a chat",
+    )
+    prompts = [m["params"] for m in read_log(ed.agent_log) if m.get("method") == "session/prompt"]
+    assert len(prompts) == 1
+    assert "return a - b" in json.dumps(prompts[0]["prompt"])
+    chats = ed.lua("return require('acpls.chat').list()")
+    assert chats[0]["sessionId"] == prompts[0]["sessionId"]
