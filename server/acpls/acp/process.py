@@ -147,7 +147,9 @@ class AgentProcess:
             now = time.monotonic()
             if now - window_start >= 1.0:
                 if suppressed:
-                    stderr_logger.warning("(%d agent stderr lines not logged: rate limit)", suppressed)
+                    stderr_logger.warning(
+                        "(%d agent stderr lines not logged: rate limit)", suppressed
+                    )
                 window_start, logged, suppressed = now, 0, 0
             for raw in lines:
                 text = raw[:STDERR_LINE_MAX].decode("utf-8", "replace").rstrip("\r")
@@ -156,6 +158,11 @@ class AgentProcess:
                     stderr_logger.info("%s", text)
                     logged += 1
                 else:
+                    if not suppressed:
+                        stderr_logger.warning(
+                            "(agent stderr: more than %d lines a second; not logged: rate limit)",
+                            STDERR_LOG_BUDGET_PER_SECOND,
+                        )
                     suppressed += 1
         if pending:
             self.stderr_tail.append(pending.decode("utf-8", "replace"))

@@ -154,6 +154,10 @@ class AcpProtocol(JsonRPCProtocol):
         self._next_id = 0
         self._write: Callable[[bytes], None] | None = None
         self.closed = False
+        # Our requests to the agent, by id. Not pygls' `_request_futures`: that holds the agent's
+        # requests to us by *their* ids, and both sides count from 1, so one dict would let an
+        # agent's request id overwrite the future of ours (and its answer hit the wrong one).
+        self._outgoing: dict[Any, Future[Any]] = {}
 
     # -- writing -------------------------------------------------------------------------------
     def attach_writer(self, write: Callable[[bytes], None]) -> None:
@@ -190,7 +194,7 @@ class AcpProtocol(JsonRPCProtocol):
             self._next_id += 1
             msg_id = self._next_id
         future: Future[Any] = Future()
-        self._request_futures[msg_id] = future
+        self._outgoing[msg_id] = future
         self._send_data(AcpRequest(id=msg_id, method=method, params=params))
         return future
 
@@ -202,7 +206,7 @@ class AcpProtocol(JsonRPCProtocol):
         try:
             return await future
         except asyncio.CancelledError:
-            if self._request_futures.pop(msg_id, None) is not None and not self.closed:
+            if self._outgoing.pop(msg_id, None) is not None and not self.closed:
                 self.notify(CANCEL_METHOD, {"requestId": msg_id})
             raise
 
@@ -212,18 +216,30 @@ class AcpProtocol(JsonRPCProtocol):
     def fail_pending(self, reason: str) -> None:
         """The agent is gone: every request still waiting for it gets an error."""
         self.closed = True
-        futures = list(self._request_futures.items())
-        self._request_futures.clear()
-        for _, future in futures:
+        outgoing = list(self._outgoing.values())
+        self._outgoing.clear()
+        for future in outgoing:
             if not future.done():
-                # Our own outgoing requests are concurrent futures; incoming handler tasks are
-                # asyncio tasks and are cancelled.
-                if isinstance(future, Future):
-                    future.set_exception(AcpError(INTERNAL_ERROR, reason))
-                else:
-                    future.cancel()
+                future.set_exception(AcpError(INTERNAL_ERROR, reason))
+        # The agent's requests still being handled: nobody is left to answer.
+        incoming = list(self._request_futures.values())
+        self._request_futures.clear()
+        for task in incoming:
+            if not task.done():
+                task.cancel()
 
     # -- incoming --------------------------------------------------------------------------------
+    def _send_handler_result(self, future: Any, *, msg_id: Any) -> None:
+        """An `AcpError` is a handler's answer, not a fault: send it without pygls' traceback in
+        the log (a hostile agent's every bad request would otherwise write one)."""
+        error = None if future.cancelled() else future.exception()
+        if isinstance(error, AcpError):
+            self._request_futures.pop(msg_id, None)
+            logger.debug("answering request %r with an error: %s", msg_id, error)
+            self._send_response(msg_id, error=error.to_response_error())
+            return
+        super()._send_handler_result(future, msg_id=msg_id)
+
     def _get_handler(self, feature_name: str) -> Any:
         handler = self.handlers.get(feature_name)
         if handler is None:
@@ -246,7 +262,7 @@ class AcpProtocol(JsonRPCProtocol):
             logger.exception("notification handler for %s failed", method_name)
 
     def _handle_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
-        future = self._request_futures.pop(msg_id, None)
+        future = self._outgoing.pop(msg_id, None)
         if future is None:
             logger.warning("agent answered request id %r, which acpls never sent (ignored)", msg_id)
             return
@@ -264,8 +280,9 @@ class AcpProtocol(JsonRPCProtocol):
         try:
             message = orjson.loads(line)
         except orjson.JSONDecodeError as exc:
-            logger.error("agent sent a line that is not JSON (%s): %.200r", exc, line)
-            return
+            message = _salvage_utf8(line, exc)
+            if message is None:
+                return
         try:
             self._dispatch(message)
         except RecursionError:
@@ -319,9 +336,30 @@ class AcpProtocol(JsonRPCProtocol):
         if isinstance(message, dict) and _valid_id(message.get("id")) and "method" in message:
             self._send_data(
                 AcpErrorResponse(
-                    id=message["id"], error=AcpErrorObject(INVALID_REQUEST, f"Invalid request: {why}")
+                    id=message["id"],
+                    error=AcpErrorObject(INVALID_REQUEST, f"Invalid request: {why}"),
                 )
             )
+
+
+def _salvage_utf8(line: bytes, error: Exception) -> Any:
+    """A line that is JSON once its bytes that are not UTF-8 become U+FFFD (a broken agent or a
+    tool's raw output): keep the message rather than lose it. None when it is not JSON at all."""
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError:
+        try:
+            message = orjson.loads(line.decode("utf-8", "replace"))
+        except orjson.JSONDecodeError:
+            pass
+        else:
+            logger.warning(
+                "agent sent a line that is not valid UTF-8; bad bytes replaced by U+FFFD: %.200r",
+                line,
+            )
+            return message
+    logger.error("agent sent a line that is not JSON (%s): %.200r", error, line)
+    return None
 
 
 def _valid_id(value: Any) -> bool:
@@ -368,6 +406,9 @@ class LineReader:
                 continue
             if self._parts:
                 if self._held + len(piece) > self._max_line:
+                    # The held head of the over-long line goes too, or it would prefix the next.
+                    self._parts.clear()
+                    self._held = 0
                     self._drop()
                     continue
                 self._parts.append(piece)

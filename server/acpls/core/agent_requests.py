@@ -95,6 +95,9 @@ class AgentRequests:
         options = perm.valid_options(params.get("options"))
         if not options:
             raise AcpError(INVALID_PARAMS, "request_permission needs at least one option")
+        if session.turn is not None and session.turn.cancel_requested:
+            # The user cancelled the turn: a request that comes later is answered at once.
+            return perm.CANCELLED
         if len(session.pending_permissions) >= self.hub.settings.max_pending_permissions:
             logger.warning("too many pending permission requests; answering cancelled")
             return perm.CANCELLED

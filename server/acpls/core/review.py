@@ -10,6 +10,7 @@ editors (`acpls/changes`) whenever the pending set changes.
 from __future__ import annotations
 
 import logging
+import os
 from typing import TYPE_CHECKING, Any
 
 from acpls.core import ports
@@ -89,11 +90,13 @@ class ReviewController:
         diffs = [d for item in content if isinstance(item, dict) and (d := diff_from_content(item))]
         if not diffs:
             return
-        paths = [c.path for d in diffs for c in d.changes if c.path]
+        # A relative path (an agent bug) has no file to review, and would break every later
+        # publish (its URI cannot be made).
+        paths = [c.path for d in diffs for c in d.changes if c.path and os.path.isabs(c.path)]
         if diffs_changed:
             for diff in diffs:
                 for change in diff.changes:
-                    if change.path and not self.store.is_tracked(change.path):
+                    if change.path in paths and not self.store.is_tracked(change.path):
                         before = _v1_old_text(content, change.path)
                         if before is _MISSING:
                             before = self.hub.agent_requests.current_text(change.path)
@@ -237,4 +240,3 @@ def _v1_old_text(content: list[Any], path: str) -> Any:
 def _insert_all(text: str) -> dict[str, Any]:
     start = {"line": 0, "character": 0}
     return {"range": {"start": start, "end": start}, "newText": text}
-

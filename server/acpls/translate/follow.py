@@ -4,7 +4,8 @@ Rules (editor contract section 4, Zed's behaviour where the contract is silent):
 - every location on a tool call or tool-call update counts, and so do v1 fs reads (start of the
   range) and writes (first changed line); the last one wins;
 - a move backwards on the same line of the same file is ignored (an edit update would otherwise
-  jump to the start of a line already shown), and so is a line-less location in the file already shown;
+  jump to the start of a line already shown), and so is a line-less location in the file already
+  shown;
 - only top-level sessions move it (a sub-agent's tool calls do not);
 - the editor gets at most one move per ~16 ms: the first goes out at once, later ones wait for the
   end of the window, and a newer one replaces a waiting one.
@@ -22,7 +23,9 @@ class FollowTarget:
     session_id: str
     tool_call_id: str
     path: str
-    line: int | None = None  # ACP line: 1-based
+    # ACP line, 1-based. Anything but an int (an omitted line arrives as the models' OMITTED
+    # sentinel, or an agent sends a string) means "no line".
+    line: int | None = attrs.field(default=None, converter=lambda v: _line_or_none(v))
     kind: str | None = None
 
     def lsp_range(self) -> dict[str, dict[str, int]] | None:
@@ -30,6 +33,10 @@ class FollowTarget:
             return None
         pos = {"line": max(self.line - 1, 0), "character": 0}
         return {"start": pos, "end": dict(pos)}
+
+
+def _line_or_none(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 class FollowTracker:

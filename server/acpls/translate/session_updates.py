@@ -38,7 +38,7 @@ from acpls.acp.models import (
     ToolCallContentChunk,
     ToolCallUpdate,
 )
-from acpls.translate.tool_calls import AppliedToolCall, ToolCallStore
+from acpls.translate.tool_calls import AppliedToolCall, ToolCallStore, editor_tool_call
 
 log = logging.getLogger(__name__)
 
@@ -206,17 +206,19 @@ class SessionUpdateNormalizer:
         result = Normalized(replayed=self._replay is not None)
         kind = update.get("sessionUpdate")
         handler = self._handlers.get(kind) if isinstance(kind, str) else None
-        if kind not in _CHUNK_KINDS:
+        if not isinstance(kind, str) or kind not in _CHUNK_KINDS:
             # Any other update ends the message that id-less chunks were continuing.
             result.editor_updates.extend(self._end_chain())
         if handler is None:
-            result.editor_updates.append(update)  # unknown: forwarded unchanged
+            if _forwardable(kind, "an update of unknown type"):
+                result.editor_updates.append(update)  # unknown: forwarded unchanged
             return result
         try:
             handler(update, result)
         except AcpModelError as exc:
-            log.warning("forwarding a malformed %s update unchanged: %s", kind, exc)
-            result.editor_updates.append(update)
+            if _forwardable(kind, f"a malformed update ({exc})"):
+                log.warning("forwarding a malformed %s update unchanged: %s", kind, exc)
+                result.editor_updates.append(update)
         return result
 
     def begin_turn(self) -> list[JsonObject]:
@@ -620,12 +622,45 @@ def _chunk_update(role: str, message_id: str, block: Any) -> JsonObject:
     }
 
 
+# The `sessionUpdate` names of editors/protocol.md 5.4: an editor trusts their shape, so a raw
+# update is never forwarded under one of them (v1 `tool_call` and `plan`, `notice`, or an agent
+# using a name its version does not define).
+EDITOR_KINDS = frozenset(
+    {
+        "message_chunk",
+        "message",
+        "tool_call",
+        "plan",
+        "available_commands",
+        "modes",
+        "config_options",
+        "session_info",
+        "usage",
+        "state",
+        "notice",
+        "compaction",
+        "auto_permission",
+    }
+)
+
+
+def _forwardable(kind: Any, what: str) -> bool:
+    """Whether a raw update may reach the editor unchanged; logs why not."""
+    if kind is not None and not isinstance(kind, str):
+        log.warning("dropping %s: sessionUpdate is %s, not a string", what, type(kind).__name__)
+        return False
+    if kind in EDITOR_KINDS:
+        log.warning("dropping %s named %r: that name is a normalised editor update", what, kind)
+        return False
+    return True
+
+
 def _message_update(role: str, message_id: str, blocks: list[Any]) -> JsonObject:
     return {"sessionUpdate": "message", "role": role, "messageId": message_id, "content": blocks}
 
 
 def _tool_call_update(tool_call: JsonObject) -> JsonObject:
-    return {"sessionUpdate": "tool_call", "toolCall": tool_call}
+    return {"sessionUpdate": "tool_call", "toolCall": editor_tool_call(tool_call)}
 
 
 def _pick(source: JsonObject, required: tuple[str, ...], optional: tuple[str, ...]) -> JsonObject:

@@ -196,6 +196,8 @@ class ToolCallStore:
         old_diffs = previous.diffs() if previous is not None and carries_content else None
         old_terminals = previous.terminal_ids() if previous is not None and carries_content else []
         state = _merged(previous, update, self.version)
+        if old_diffs and isinstance(update, ToolCallUpdate) and update.content:
+            _keep_wiped_diffs(state, old_diffs)
         self._store(previous, state)
         added_terminals: list[str] = []
         if isinstance(update.content, list):
@@ -245,6 +247,35 @@ class ToolCallStore:
             victim = next(iter(self._calls))
         log.debug("forgetting tool call %s (more than %d in the session)", victim, self._max)
         del self._calls[victim]
+
+
+def _keep_wiped_diffs(state: ToolCallState, old_diffs: list[DiffV1 | DiffV2]) -> None:
+    """An update that replaced a call's content with other content (its output, say) and no diff
+    would take the edit away from the user's review: agents do this in the wild. The earlier diffs
+    stay first, before the new content. An explicit clear (`null` or `[]`) still clears."""
+    if state.diffs():
+        return
+    state._set_content([*old_diffs, *state.content])
+    log.warning(
+        "tool call %s: an update replaced its content and dropped its diff; the diff is kept",
+        state.tool_call_id,
+    )
+
+
+V1_TERMINAL_OUTPUT_META = ("terminal_output", "terminal_output_delta")
+
+
+def editor_tool_call(tool_call: JsonObject) -> JsonObject:
+    """`to_editor()` JSON as the editor gets it in a session update: without the v1 `_meta`
+    terminal output, which reaches the editor (sanitised) as terminal output instead."""
+    meta = tool_call.get("_meta")
+    if not isinstance(meta, dict) or not any(k in meta for k in V1_TERMINAL_OUTPUT_META):
+        return tool_call
+    kept = {k: v for k, v in meta.items() if k not in V1_TERMINAL_OUTPUT_META}
+    out = {k: v for k, v in tool_call.items() if k != "_meta"}
+    if kept:
+        out["_meta"] = kept
+    return out
 
 
 def _merged(previous: ToolCallState | None, update: ToolCallMessage, version: int) -> ToolCallState:

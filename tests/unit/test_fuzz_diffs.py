@@ -1,0 +1,146 @@
+"""The diff model (translate/diffs.py) against a reference model: a dict of file texts.
+
+An agent proposes diffs (v1 `{path, oldText, newText}` and v2 `{changes, patch}` with a git patch)
+that start from the file's current text or from a stale one; the user edits files in between; an
+accepted edit is applied. Whatever the sequence, the WorkspaceEdit of a fresh diff applied to the
+current text gives exactly the agent's new text, a stale diff yields no edit for its file and a
+problem naming it, and every edit asks for confirmation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
+
+from acpls.translate.diffs import workspace_edit_from_content
+from acpls.translate.git_patch import make_git_patch
+from acpls.translate.uris import path_to_uri
+
+PATHS = ("/ws/a.py", "/ws/b.txt", "/ws/new.py")
+LINES = st.sampled_from(["x = 1", "y = 2", "", "é", "🦀 crab", "  indented", "x = 1"])
+TEXTS = st.lists(LINES, max_size=6).flatmap(
+    lambda lines: st.sampled_from(["\n", "\r\n"]).map(
+        lambda eol: "".join(line + eol for line in lines)
+    )
+)
+
+
+def offset(text: str, position: dict[str, int]) -> int:
+    """An LSP position (0-based line, UTF-16 column) as an index into `text`."""
+    index = 0
+    for _ in range(position["line"]):
+        newline = text.find("\n", index)
+        assert newline >= 0, "edit addresses a line past the end"
+        index = newline + 1
+    units = 0
+    while units < position["character"]:
+        units += 2 if ord(text[index]) > 0xFFFF else 1
+        index += 1
+    assert units == position["character"], "a column in the middle of a surrogate pair"
+    return index
+
+
+def apply_edits(text: str, edits: list[dict[str, Any]]) -> str:
+    """LSP TextEdits (non-overlapping, positions in the original text) applied to `text`."""
+    spans = sorted(
+        ((offset(text, e["range"]["start"]), offset(text, e["range"]["end"]), e) for e in edits),
+        key=lambda span: span[0],
+    )
+    out, last = [], 0
+    for start, end, edit in spans:
+        assert start >= last, "overlapping edits"
+        out.append(text[last:start])
+        out.append(edit["newText"])
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+class DiffMachine(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.files: dict[str, str] = {"/ws/a.py": "x = 1\n", "/ws/b.txt": "hello\r\n"}
+
+    def read(self, path: str) -> str | None:
+        return self.files.get(path)
+
+    def check(
+        self, item: dict[str, Any], path: str, new_text: str, fresh: bool, accept: bool
+    ) -> None:
+        result = workspace_edit_from_content([item], self.read)
+        assert result is not None
+        edit = result.edit
+        uri = path_to_uri(path)
+        text_edits = [
+            e
+            for change in edit["documentChanges"]
+            if "textDocument" in change and change["textDocument"]["uri"] == uri
+            for e in change["edits"]
+        ]
+        for change in edit["documentChanges"]:
+            for e in change.get("edits", [change]):
+                annotation = e.get("annotationId")
+                assert annotation in edit["changeAnnotations"]
+                assert edit["changeAnnotations"][annotation]["needsConfirmation"] is True
+        if not fresh:
+            assert text_edits == []
+            assert any(path in problem for problem in result.problems), result.problems
+            return
+        assert not result.problems, result.problems
+        creates = [c for c in edit["documentChanges"] if c.get("kind") == "create"]
+        current = self.files.get(path)
+        if current is None:
+            assert [c["uri"] for c in creates] == [uri]
+            current = ""
+        assert apply_edits(current, text_edits) == new_text
+        if accept:
+            self.files[path] = new_text
+
+    @rule(
+        path=st.sampled_from(PATHS),
+        new_text=TEXTS,
+        stale=st.booleans(),
+        stale_text=TEXTS,
+        accept=st.booleans(),
+    )
+    def propose_v1(
+        self, path: str, new_text: str, stale: bool, stale_text: str, accept: bool
+    ) -> None:
+        current = self.files.get(path)
+        old = stale_text if stale else current
+        item = {"type": "diff", "path": path, "oldText": old, "newText": new_text}
+        if old is None:
+            item.pop("oldText")
+        # A new-file diff is fresh only when the file is not there (or empty); a modify diff only
+        # when its oldText is the current text.
+        fresh = (not current) if old is None else (current is not None and old == current)
+        self.check(item, path, new_text, fresh, accept)
+
+    @precondition(lambda self: bool(self.files))
+    @rule(data=st.data(), new_text=TEXTS, stale=st.booleans(), accept=st.booleans())
+    def propose_v2_modify(self, data: Any, new_text: str, stale: bool, accept: bool) -> None:
+        path = data.draw(st.sampled_from(sorted(self.files)))
+        current = self.files[path]
+        old = current + "stale line\n" if stale else current
+        if old == new_text:
+            return  # an empty patch: nothing to show
+        item = {
+            "type": "diff",
+            "changes": [{"operation": "modify", "path": path}],
+            "patch": {"format": "git_patch", "text": make_git_patch(path, path, old, new_text)},
+        }
+        self.check(item, path, new_text, not stale, accept)
+
+    @rule(path=st.sampled_from(PATHS), text=st.one_of(st.none(), TEXTS))
+    def user_edits(self, path: str, text: str | None) -> None:
+        if text is None:
+            self.files.pop(path, None)
+        else:
+            self.files[path] = text
+
+
+DiffMachine.TestCase.settings = settings(max_examples=150, stateful_step_count=25, deadline=None)
+TestDiffModel = DiffMachine.TestCase
