@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -116,10 +117,23 @@ async def client(server_env: dict[str, str]) -> AsyncIterator[LanguageClient]:
 
     record_custom(lsp_client)
     yield lsp_client
-    try:
+    await stop_client(lsp_client)
+
+
+async def stop_client(lsp_client: LanguageClient) -> None:
+    """Shut the server down politely; if that cannot happen (pytest-lsp skips it after a fatal
+    client error), close its stdin, then kill it, so a broken test never hangs the suite."""
+    with contextlib.suppress(Exception):
         await asyncio.wait_for(lsp_client.shutdown_session(), 10)
-    except Exception:
-        pass
+    server = lsp_client._server
+    if server is not None and server.returncode is None:
+        if server.stdin is not None:
+            server.stdin.close()
+        try:
+            await asyncio.wait_for(server.wait(), 5)
+        except TimeoutError:
+            server.kill()
+            await server.wait()
     await lsp_client.stop()
 
 
