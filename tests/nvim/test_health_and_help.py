@@ -158,3 +158,19 @@ def test_server_command_falls_back_to_path(plain_nvim):
     cmd, why = nvim.exec_lua("return {require('acpls.client').server_cmd()}")
     assert cmd == [str(ACPLS)]
     assert why == "PATH"
+
+
+def test_chat_keys_can_be_changed_or_turned_off(editor_factory):
+    ed = editor_factory("v1_basic", ui={"chat": {"keys": {"send": "<C-g>", "close": False}}})
+    ed.nvim.command(f"edit {ed.workspace / 'calc.py'}")
+    ed.nvim.command("Acpls chat")
+    maps = ed.lua(
+        "local out = {} for _, m in ipairs(vim.api.nvim_buf_get_keymap(0, 'n')) do"
+        " out[m.lhs] = m.desc end return out"
+    )
+    assert maps.get("<C-G>") == "acpls: send the prompt"
+    assert "<C-S>" not in maps
+    assert "q" not in maps
+    assert maps.get("<CR>") == "acpls: send the prompt"
+    ed.nvim.input("hi<C-g>")
+    ed.wait_turn_end()

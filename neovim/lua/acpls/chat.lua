@@ -85,38 +85,43 @@ end
 ---------------------------------------------------------------------------------------------------
 -- Buffers and windows
 
+-- A buffer-local mapping from the `ui.chat.keys` option (false turns one off).
 local function map(buf, modes, lhs, rhs, desc)
+  if type(lhs) ~= 'string' or lhs == '' then
+    return
+  end
   vim.keymap.set(modes, lhs, rhs, { buffer = buf, desc = desc, nowait = true, silent = true })
 end
 
 function Chat:_make_buffers()
+  local keys = config.get().ui.chat.keys
   self.out_buf = util.scratch(('acpls://chat/%d'):format(self.id), 'markdown')
   self.in_buf = util.scratch(('acpls://prompt/%d'):format(self.id), 'markdown')
   vim.bo[self.out_buf].modifiable = false
   for _, buf in ipairs({ self.out_buf, self.in_buf }) do
     by_buf[buf] = self
     vim.b[buf].acpls_chat = self.id
-    map(buf, 'n', '<localleader>m', function()
+    map(buf, 'n', keys.mode, function()
       self:pick_mode()
     end, 'acpls: pick the agent mode')
-    map(buf, 'n', '<localleader>o', function()
+    map(buf, 'n', keys.config, function()
       self:pick_config()
     end, 'acpls: pick an agent config option')
-    map(buf, 'n', '<C-c>', function()
+    map(buf, 'n', keys.cancel, function()
       self:cancel()
     end, 'acpls: cancel the turn')
-    map(buf, 'n', 'q', function()
+    map(buf, 'n', keys.close, function()
       self:hide()
     end, 'acpls: close the chat windows')
   end
-  map(self.out_buf, 'n', '<CR>', function()
+  map(self.out_buf, 'n', keys.open, function()
     self:open_under_cursor()
   end, 'acpls: open the file or terminal on this line')
   vim.bo[self.in_buf].omnifunc = "v:lua.require'acpls.chat'.omnifunc"
-  map(self.in_buf, 'n', '<CR>', function()
+  map(self.in_buf, 'n', keys.send_normal, function()
     self:send_input()
   end, 'acpls: send the prompt')
-  map(self.in_buf, { 'n', 'i' }, '<C-s>', function()
+  map(self.in_buf, { 'n', 'i' }, keys.send, function()
     self:send_input()
   end, 'acpls: send the prompt')
   vim.api.nvim_create_autocmd('TextChangedI', {

@@ -39,6 +39,15 @@ local schema = {
       position = { type = 'string', oneof = { 'right', 'left', 'below', 'above', 'tab' } },
       width = 'number',
       prompt_height = 'number',
+      keys = {
+        send = 'string|boolean',
+        send_normal = 'string|boolean',
+        cancel = 'string|boolean',
+        mode = 'string|boolean',
+        config = 'string|boolean',
+        close = 'string|boolean',
+        open = 'string|boolean',
+      },
     },
     agent_sign = 'string',
     hunk_signs = { add = 'string', change = 'string', delete = 'string' },
@@ -50,7 +59,20 @@ local schema = {
 M.defaults = {
   root_markers = { '.git', 'pyproject.toml', 'package.json', 'Cargo.toml', 'go.mod' },
   ui = {
-    chat = { position = 'right', width = 0.4, prompt_height = 6 },
+    chat = {
+      position = 'right',
+      width = 0.4,
+      prompt_height = 6,
+      keys = {
+        send = '<C-s>',
+        send_normal = '<CR>',
+        cancel = '<C-c>',
+        mode = '<localleader>m',
+        config = '<localleader>o',
+        close = 'q',
+        open = '<CR>',
+      },
+    },
     agent_sign = '▶',
     hunk_signs = { add = '+', change = '~', delete = '_' },
     notify_turn_end = true,
