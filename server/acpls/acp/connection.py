@@ -74,6 +74,11 @@ class AgentConnection:
         if not isinstance(result, dict):
             raise AcpError(INTERNAL_ERROR, f"initialize answered {result!r}, not an object")
         version = result.get("protocolVersion")
+        if version == 2 and version_mode == "auto" and "info" not in result:
+            # v2 requires `info`. v1-only agents that echo the requested version (the ACP Python
+            # SDK's example agents do) answer 2 without it, and would then hang on v2 turn ends.
+            logger.warning("the agent answered protocol version 2 without v2's `info`; using v1")
+            version = 1
         if version not in SUPPORTED_VERSIONS:
             raise AcpError(
                 INTERNAL_ERROR,

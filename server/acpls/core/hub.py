@@ -127,9 +127,7 @@ class Hub:
         self._conn = conn
         self._status("starting")
         try:
-            await asyncio.wait_for(
-                conn.open(self.settings.protocol_version), AGENT_START_TIMEOUT
-            )
+            await asyncio.wait_for(conn.open(self.settings.protocol_version), AGENT_START_TIMEOUT)
         except (AcpError, AgentStartError, OSError, TimeoutError) as exc:
             detail = exc.message if isinstance(exc, AcpError) else str(exc) or type(exc).__name__
             message = f"acpls: the agent {spec.name} could not start: {detail}"
@@ -280,7 +278,9 @@ class Hub:
             {"sessionId": s.id, "title": s.title, "active": s.turn is not None}
             for s in self.sessions.values()
         ]
-        out: dict[str, Any] = {"sessions": [{k: v for k, v in s.items() if v is not None} for s in sessions]}
+        out: dict[str, Any] = {
+            "sessions": [{k: v for k, v in s.items() if v is not None} for s in sessions]
+        }
         if self.current_session_id:
             out["current"] = self.current_session_id
         return out
@@ -296,6 +296,17 @@ class Hub:
             if not await self.authenticate(conn, None, reason=exc.message):
                 raise CommandError(self._auth_message(conn, exc.message), AUTH_REQUIRED) from exc
         return await conn.request(method, params)
+
+    def turn_failure(self, error: Mapping[str, Any]) -> CommandError:
+        """The editor's error for a v2 turn that ended `idle` with stopReason `error`, worded like
+        the v1 error answer to session/prompt (an agent without an API key ends this way)."""
+        code = error.get("code")
+        code = code if isinstance(code, int) and not isinstance(code, bool) else INTERNAL_ERROR
+        reason = error.get("message")
+        reason = reason if isinstance(reason, str) and reason else "the agent's turn failed"
+        if code == AUTH_REQUIRED and self._conn is not None:
+            return CommandError(self._auth_message(self._conn, reason), code)
+        return CommandError(reason, code)
 
     def _auth_message(self, conn: AgentConnection, reason: str) -> str:
         names = ", ".join(m.get("name", m.get("methodId", "?")) for m in conn.auth_methods)
@@ -444,7 +455,8 @@ class Hub:
     def _follow_state(self, reason: str) -> None:
         if self.editor.custom_mode:
             self.editor.notify(
-                msg.FOLLOW_STATE, msg.FollowStateParams(enabled=self.follow.active, reason=reason)  # type: ignore[arg-type]
+                msg.FOLLOW_STATE,
+                msg.FollowStateParams(enabled=self.follow.active, reason=reason),  # type: ignore[arg-type]
             )
 
     def user_edited(self) -> None:

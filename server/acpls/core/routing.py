@@ -145,6 +145,10 @@ class UpdateRouter:
         if session.normalizer.version != 2:
             return
         stop = update.get("stopReason")
+        error = update.get("error")
+        if stop == "error" and isinstance(error, dict):
+            turn.done.set_exception(self.hub.turn_failure(error))
+            return
         turn.done.set_result(stop if isinstance(stop, str) else "end_turn")
 
     # -- session life ----------------------------------------------------------------------------
@@ -163,9 +167,20 @@ class UpdateRouter:
         transcript = self._transcripts.get(session.id)
         if transcript is not None:
             transcript.user_prompt(text)
+            self._show_transcript(transcript)
         for update in session.normalizer.user_prompt(blocks) + session.normalizer.begin_turn():
             self._to_editor(session, update)
         self.hub.pump.poke()
+
+    def _show_transcript(self, transcript: Transcript) -> None:
+        """Generic mode: each prompt shows the transcript, where a plain LSP editor reads the answer
+        (editors/protocol.md section 4)."""
+        editor = self.hub.editor
+        if editor.custom_mode or not editor.supports_show_document:
+            return
+        transcript.flush()
+        uri = path_to_uri(str(transcript.path))
+        self.hub.tasks.spawn("show-transcript", editor.show_document(uri, None))
 
     def turn_ended(self, session: Session, stop_reason: str, reply: str) -> None:
         for update in session.normalizer.end_turn(stop_reason):
@@ -177,12 +192,16 @@ class UpdateRouter:
         if not self.hub.editor.custom_mode:
             first_line = next((ln for ln in reply.splitlines() if ln.strip()), "")
             summary = f"acpls: {self.hub.settings.agent.name} finished ({stop_reason})"
-            self.hub.editor.show_message(3, f"{summary}: {first_line[:200]}" if first_line else summary)
+            self.hub.editor.show_message(
+                3, f"{summary}: {first_line[:200]}" if first_line else summary
+            )
 
     def transcript_uri(self, session: Session) -> str:
         transcript = self._transcripts.get(session.id)
         if transcript is None:
-            transcript = Transcript.create(self.hub.state_dir, session.id, self.hub.settings.agent.name)
+            transcript = Transcript.create(
+                self.hub.state_dir, session.id, self.hub.settings.agent.name
+            )
             self._transcripts[session.id] = transcript
         transcript.flush()
         return path_to_uri(str(transcript.path))
@@ -291,4 +310,3 @@ def _slice_lines(text: str, selection: dict[str, Any]) -> str:
     if selection["end"].get("character", 0) == 0 and end > start:
         end -= 1
     return "".join(lines[start : end + 1])
-

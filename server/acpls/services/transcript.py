@@ -73,14 +73,19 @@ class Transcript:
             self._block(str(update.get("role", "agent")))
             self._append(_content_text(content))
         elif kind == "message":
+            if update.get("role") == "user":
+                return  # the prompt is written by user_prompt
             self._block(str(update.get("role", "agent")))
             self._append("".join(_content_text(c) for c in update.get("content") or []))
         elif kind == "tool_call":
             self._tool_call(update.get("toolCall") or {})
         elif kind == "plan":
             entries = update.get("entries") or []
-            lines = [f"- [{'x' if e.get('status') == 'completed' else ' '}] {e.get('content', '')}"
-                     for e in entries if isinstance(e, dict)]
+            lines = [
+                f"- [{'x' if e.get('status') == 'completed' else ' '}] {e.get('content', '')}"
+                for e in entries
+                if isinstance(e, dict)
+            ]
             self._role = None
             self._append("\n\n**Plan:**\n" + "\n".join(lines))
         elif kind == "notice":

@@ -1,0 +1,191 @@
+"""Emacs 28 + eglot 1.9 (Debian) with editors/emacs/acpls-eglot.el, driven in batch mode.
+
+Each test starts a real `emacs --batch` that loads the configuration, opens a file of a copy of the
+demo project, starts acpls through eglot (`acpls-start`) with the built-in demo agent, asks the
+agent (`acpls-prompt` or an eglot code action), answers the permission prompt in the minibuffer,
+and writes a report of what the user saw (tests/editors/emacs_drive.el).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.editors.conftest import DEMO_WORKSPACE, EDITORS, require_program, wait_no_processes_in
+
+CONFIG = EDITORS / "emacs" / "acpls-eglot.el"
+DRIVER = Path(__file__).with_name("emacs_drive.el")
+PERMISSION_CHOICES = ["Allow", "Always allow edits", "Reject", "Always reject edits"]
+FIXED_LINE = "    return a - b"
+
+
+def emacs() -> str:
+    return require_program("emacs", ["emacs", "--batch", "--eval", "(require 'eglot)"])
+
+
+@dataclass
+class EmacsRun:
+    report: dict[str, Any]
+    workspace: Path
+    state: Path
+    output: str
+
+    def transcript_path(self) -> Path:
+        (path,) = (self.state / "acpls" / "transcripts").glob("*.md")
+        return path
+
+    def transcript(self) -> str:
+        return self.transcript_path().read_text(encoding="utf-8")
+
+
+def run_emacs(
+    tmp_path: Path,
+    workspace: Path,
+    *,
+    protocol: str = "auto",
+    answer: str = "Allow",
+    prompt: str = "Fix the failing test",
+    region: str = "",
+    action: str = "",
+) -> EmacsRun:
+    program = emacs()
+    state = tmp_path / "state"
+    home = tmp_path / "home"
+    home.mkdir()
+    report_path = tmp_path / "report.json"
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "XDG_STATE_HOME": str(state),
+        "ACPLS_DEMO_SPEED": "0",
+        "ACPLS_TEST_SERVER": "\x1f".join([sys.executable, "-m", "acpls"]),
+        "ACPLS_TEST_FILE": str(workspace / "calc.py"),
+        "ACPLS_TEST_PROMPT": prompt,
+        "ACPLS_TEST_REGION": region,
+        "ACPLS_TEST_ANSWER": answer,
+        "ACPLS_TEST_ACTION": action,
+        "ACPLS_TEST_PROTOCOL": protocol,
+        "ACPLS_TEST_OUT": str(report_path),
+    }
+    done = subprocess.run(
+        [program, "--batch", "-l", str(CONFIG), "-l", str(DRIVER)],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=150,
+    )
+    report = json.loads(report_path.read_text()) if report_path.exists() else {}
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, f"emacs exited {done.returncode}: {report}\n{output[-4000:]}"
+    return EmacsRun(report, workspace, state, output)
+
+
+def assert_nothing_left_running(workspace: Path) -> None:
+    assert wait_no_processes_in(workspace) == [], "acpls or its agent outlived the editor"
+
+
+def assert_workspace_untouched_but(workspace: Path, *changed: str) -> None:
+    """No file appeared in the project (the transcript lives in the state directory)."""
+    before = {p.relative_to(DEMO_WORKSPACE) for p in DEMO_WORKSPACE.rglob("*") if p.is_file()}
+    after = {p.relative_to(workspace) for p in workspace.rglob("*") if p.is_file()}
+    assert {str(p) for p in after - before if "__pycache__" not in p.parts} == set()
+    for path in before - {Path(c) for c in changed}:
+        if "__pycache__" not in path.parts:
+            assert (workspace / path).read_bytes() == (DEMO_WORKSPACE / path).read_bytes(), path
+
+
+@pytest.mark.parametrize("protocol", ["auto", "1"])
+def test_prompt_permission_follow_and_transcript(
+    tmp_path: Path, demo_workspace: Path, protocol: str
+):
+    run = run_emacs(tmp_path, demo_workspace, protocol=protocol, answer="Allow")
+    report = run.report
+    assert report["server"] == "acpls-eglot-server"
+    assert report["error"] is None
+    assert report["result"]["stopReason"] == "end_turn"
+
+    # The permission prompt: every option, in the agent's order, and the user's answer.
+    (asked,) = report["prompts"]
+    assert asked["choices"] == PERMISSION_CHOICES
+    assert "calc.py +1 -1" in asked["prompt"]
+
+    # The transcript was shown first, read-only and reverting itself, outside the project.
+    transcript = run.transcript_path()
+    shown = report["shown"]
+    assert shown[0] == {"path": str(transcript), "line": None, "takeFocus": False}
+    assert report["transcriptBuffer"] == {"readOnly": True, "autoRevert": True}
+    # Follow-along showed calc.py at the lines the agent read, without taking the focus.
+    calc = [s for s in shown if s["path"] == str(demo_workspace / "calc.py")]
+    assert calc and all(s["takeFocus"] is False and isinstance(s["line"], int) for s in calc)
+
+    # The whole answer is in the transcript, up to the end of the turn.
+    text = run.transcript()
+    assert text.count("**You:** Fix the failing test") == 1
+    assert "Let me look at the project first." in text
+    assert "I applied the edit to calc.py, and the checks pass." in text
+    assert text.rstrip().endswith("*turn ended: end_turn*")
+    assert any("acpls: demo finished (end_turn)" in m for m in report["messages"])
+
+    # The edit landed on disk and in the buffer (v1: applyEdit then saved; v2: reverted).
+    on_disk = (demo_workspace / "calc.py").read_text(encoding="utf-8")
+    assert FIXED_LINE in on_disk.splitlines()
+    assert report["buffer"] == on_disk
+    assert_workspace_untouched_but(demo_workspace, "calc.py")
+    assert_nothing_left_running(demo_workspace)
+
+
+def test_rejected_edit_changes_nothing(tmp_path: Path, demo_workspace: Path):
+    run = run_emacs(tmp_path, demo_workspace, protocol="1", answer="Reject")
+    assert run.report["result"]["stopReason"] == "end_turn"
+    assert [p["answer"] for p in run.report["prompts"]] == ["Reject"]
+    assert "You rejected the edit to calc.py" in run.transcript()
+    assert_workspace_untouched_but(demo_workspace)
+    assert_nothing_left_running(demo_workspace)
+
+
+def test_code_action_asks_about_the_selection(tmp_path: Path, demo_workspace: Path):
+    run = run_emacs(
+        tmp_path,
+        demo_workspace,
+        region="9:11",
+        action="Ask the agent about this selection…",
+        answer="Reject",
+    )
+    assert run.report["result"]["stopReason"] == "end_turn", run.report
+    text = run.transcript()
+    assert "**You:** Explain this code." in text
+    assert text.rstrip().endswith("*turn ended: end_turn*")
+
+
+def test_code_action_on_an_agent_comment(tmp_path: Path, demo_workspace: Path):
+    calc = demo_workspace / "calc.py"
+    calc.write_text("# @agent why does subtract add?\n" + calc.read_text(encoding="utf-8"))
+    run = run_emacs(
+        tmp_path, demo_workspace, action="Send to agent: why does subtract add?", answer="Reject"
+    )
+    assert run.report["result"]["stopReason"] == "end_turn", run.report
+    assert "**You:** why does subtract add?" in run.transcript()
+
+
+def test_configuration_byte_compiles_without_warnings(tmp_path: Path):
+    program = emacs()
+    copy = tmp_path / CONFIG.name
+    shutil.copy(CONFIG, copy)
+    done = subprocess.run(
+        [program, "--batch", "-L", str(tmp_path), "-f", "batch-byte-compile", str(copy)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    output = "\n".join(
+        line for line in (done.stdout + done.stderr).splitlines() if not line.startswith("Loading")
+    )
+    assert done.returncode == 0 and output.strip() == "", output
