@@ -4,7 +4,9 @@
 // handlers of the acpls/* messages (registered once, by the features) are attached to every client
 // the extension starts. Incoming params are checked against protocol.ts before any handler sees them.
 
+import { execFile } from "node:child_process";
 import * as path from "node:path";
+import * as readline from "node:readline";
 import * as vscode from "vscode";
 import {
   type CancellationToken,
@@ -30,6 +32,7 @@ import {
   type ServerMethod,
   SERVER_MESSAGES,
 } from "./protocol";
+import { ServerLogParser } from "./model/serverLog";
 import { type ServerKey, validateSettings } from "./model/settings";
 
 type Params<M extends ServerMethod> = ReturnType<(typeof SERVER_MESSAGES)[M]>;
@@ -75,6 +78,20 @@ type PythonApi = {
     resolveEnvironment?: (env: { id: string; path: string }) => Promise<{ executable?: { uri?: vscode.Uri } } | undefined>;
   };
 };
+
+/** Checks that `python` runs and is 3.11 or newer; throws an error that says what to do. */
+export async function checkPython(python: string): Promise<void> {
+  const version = await new Promise<string>((resolve, reject) => {
+    execFile(python, ["-c", "import sys; print('%d.%d' % sys.version_info[:2])"], { timeout: 15_000 }, (error, stdout) => {
+      if (error !== null) reject(new Error(`cannot run ${python} (${error.message}); set acpls.python to a Python 3.11+`));
+      else resolve(stdout.trim());
+    });
+  });
+  const [major, minor] = version.split(".").map(Number);
+  if (major === undefined || minor === undefined || major < 3 || (major === 3 && minor < 11)) {
+    throw new Error(`acpls needs Python 3.11 or newer, and ${python} is ${version}; set acpls.python`);
+  }
+}
 
 export function readServerSettings(log: vscode.LogOutputChannel): Record<string, unknown> {
   const config = vscode.workspace.getConfiguration("acpls");
@@ -176,6 +193,7 @@ export class AcplsClient implements vscode.Disposable {
       return { command, args, options: { cwd, env: { ...process.env, PYTHONUNBUFFERED: "1" } } };
     }
     const python = await resolvePython(folder, this.log);
+    await checkPython(python);
     const bundled = this.context.asAbsolutePath(path.join("bundled", "libs"));
     const pythonPath = [bundled, process.env.PYTHONPATH].filter((p) => p !== undefined && p !== "").join(path.delimiter);
     return {
@@ -188,7 +206,16 @@ export class AcplsClient implements vscode.Disposable {
   private async doStart(): Promise<void> {
     if (this.client !== undefined) return;
     this.setState("starting");
-    const executable = await this.serverExecutable();
+    let executable: Executable;
+    try {
+      executable = await this.serverExecutable();
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.log.error(message);
+      this.setState("stopped");
+      void vscode.window.showErrorMessage(`acpls did not start: ${message}`);
+      throw error;
+    }
     this.log.info(`starting acpls: ${executable.command} ${(executable.args ?? []).join(" ")}`);
     const clientOptions: LanguageClientOptions = {
       // Every file: the server reads unsaved buffers for the agent and pauses follow on user edits.
@@ -196,6 +223,17 @@ export class AcplsClient implements vscode.Disposable {
       outputChannel: this.log,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       initializationOptions: readServerSettings(this.log),
+      stdioOptions: {
+        stdout: (input, channel) => readline.createInterface({ input, terminal: false }).on("line", (line) => channel.info(line)),
+        // The server's log lines at their own levels (languageclient would log all of stderr as errors).
+        stderr: (input, channel) => {
+          const parser = new ServerLogParser();
+          readline.createInterface({ input, terminal: false }).on("line", (line) => {
+            const { level, text } = parser.parse(line);
+            channel[level](`[server] ${text}`);
+          });
+        },
+      },
     };
     const client = new LanguageClient("acpls", "acpls", { run: executable, debug: executable }, clientOptions);
     client.registerFeature(new AcplsCapability());

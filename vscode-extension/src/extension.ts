@@ -70,6 +70,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<Api> {
         : { range: { start: { line: range.start.line, character: range.start.character }, end: { line: range.end.line, character: range.end.character } } }),
     });
   });
+  register("acpls.ui.choosePermissionUi", async () => {
+    const config = vscode.workspace.getConfiguration("acpls");
+    const current = config.get<string>("permissions.ui", "notification");
+    const picked = await vscode.window.showQuickPick(
+      [
+        { label: "Notification", description: "one button per option; several prompts can wait", value: "notification" },
+        { label: "Quick pick", description: "every option in a list; one prompt at a time", value: "quickPick" },
+      ].map((item) => ({ ...item, picked: item.value === current, detail: item.value === current ? "current" : undefined })),
+      { title: "acpls: show the agent's permission prompts as…" },
+    );
+    if (picked !== undefined) await config.update("permissions.ui", picked.value, vscode.ConfigurationTarget.Global);
+  });
   register("acpls.ui.openTranscript", async () => {
     try {
       const { uri } = await client.command("acpls.openTranscript", panel.store.current === undefined ? {} : { sessionId: panel.store.current });

@@ -147,6 +147,7 @@ export class PermissionController implements vscode.Disposable {
     for (;;) {
       if (token.isCancellationRequested) return null;
       const ui = permissionUi(vscode.workspace.getConfiguration("acpls").get("permissions.ui"));
+      this.client.log.info(`permission asked (${ui}): ${permissionMessage(params)}`);
       const choice = await raceCancellation(ui === "quickPick" ? this.quickPick(params, extras, token) : this.notification(params, extras), token);
       if (choice === undefined || token.isCancellationRequested) return null;
       if ("option" in choice) return { optionId: choice.option.optionId };

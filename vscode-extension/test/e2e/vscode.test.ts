@@ -17,6 +17,18 @@ const env = readEnv();
 const vscode = new VsCode(env);
 let panel: FrameLocator;
 
+/** A test step that leaves a screenshot of the screen when it fails. */
+function step(name: string, body: () => Promise<void>): void {
+  test(name, async () => {
+    try {
+      await body();
+    } catch (error) {
+      await vscode.screenshot(`FAILED-${name.replace(/[^a-z0-9]+/gi, "-").slice(0, 40)}`).catch(() => undefined);
+      throw error;
+    }
+  });
+}
+
 /** The 1-based line of calc.py the demo agent fixes: `return a + b` inside subtract(). */
 function subtractBugLine(workspace: string): number {
   const lines = readFileSync(join(workspace, "calc.py"), "utf8").split("\n");
@@ -26,11 +38,9 @@ function subtractBugLine(workspace: string): number {
   return body + 1;
 }
 
-describe("acpls in VS Code", { timeout: 240_000 }, () => {
-  before(async () => {
-    vscode.prepare({
-      "acpls.agent": "demo",
-      "acpls.python": env.python,
+const settings: Record<string, unknown> = {
+  "acpls.agent": "demo",
+  "acpls.python": env.python,
       "acpls.permissions.ui": "notification",
       "acpls.trace.server": "verbose",
       "workbench.startupEditor": "none",
@@ -44,7 +54,11 @@ describe("acpls in VS Code", { timeout: 240_000 }, () => {
       "terminal.integrated.gpuAcceleration": "off",
       "chat.commandCenter.enabled": false,
       "workbench.secondarySideBar.defaultVisibility": "hidden",
-    });
+};
+
+describe("acpls in VS Code", { timeout: 240_000 }, () => {
+  before(async () => {
+    vscode.prepare(settings);
     const installed = await vscode.installExtension();
     assert.match(installed, /acpls/, installed);
     await vscode.start({ ACPLS_DEMO_SPEED: "0.2" });
@@ -55,7 +69,7 @@ describe("acpls in VS Code", { timeout: 240_000 }, () => {
     await vscode.stop();
   });
 
-  test("the extension activates and starts acpls", async () => {
+  step("the extension activates and starts acpls", async () => {
     const page = vscode.page;
     await page.locator(".statusbar-item", { hasText: "Follow" }).first().waitFor({ timeout: 60_000 });
     // The status item names the agent once the server is up.
@@ -63,7 +77,7 @@ describe("acpls in VS Code", { timeout: 240_000 }, () => {
     await vscode.screenshot("activated");
   });
 
-  test("a prompt typed in the panel streams a reply", async () => {
+  step("a prompt typed in the panel streams a reply", async () => {
     const page = vscode.page;
     await vscode.command("acpls: Open the agent panel");
     panel = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
@@ -83,7 +97,7 @@ describe("acpls in VS Code", { timeout: 240_000 }, () => {
     await vscode.screenshot("reply-streaming");
   });
 
-  test("a permission prompt shows every option, the diff, and is answered by a click", async () => {
+  step("a permission prompt shows every option, the diff, and is answered by a click", async () => {
     const page = vscode.page;
     const toast = page.locator(".notification-toast", { hasText: "acpls:" }).first();
     await toast.waitFor({ timeout: 60_000 });
@@ -119,7 +133,7 @@ describe("acpls in VS Code", { timeout: 240_000 }, () => {
     await vscode.screenshot("permission-answered");
   });
 
-  test("the agent's terminal shows coloured output, named after its command", async () => {
+  step("the agent's terminal shows coloured output, named after its command", async () => {
     const page = vscode.page;
     await panel.locator(".tool", { hasText: "Run the checks" }).waitFor({ timeout: 60_000 });
     const terminal = page.locator(".terminal-wrapper.active .xterm-rows").first();
@@ -135,7 +149,7 @@ describe("acpls in VS Code", { timeout: 240_000 }, () => {
     await vscode.screenshot("terminal");
   });
 
-  test("the turn ends in the panel", async () => {
+  step("the turn ends in the panel", async () => {
     await panel.locator(".turn-end").first().waitFor({ timeout: 90_000 });
     assert.equal(await panel.locator("button.cancel").isVisible(), false);
     const text = await panel.locator(".message.agent").last().innerText();
@@ -143,7 +157,7 @@ describe("acpls in VS Code", { timeout: 240_000 }, () => {
     await vscode.screenshot("turn-ended");
   });
 
-  test("the agent's change is listed for review and rejected from its CodeLens", async () => {
+  step("the agent's change is listed for review and rejected from its CodeLens", async () => {
     const page = vscode.page;
     const hunk = page.locator(".monaco-list-row", { hasText: "line 11: +1 -1" }).first();
     await hunk.waitFor({ timeout: 20_000 });
@@ -166,7 +180,7 @@ describe("acpls in VS Code", { timeout: 240_000 }, () => {
     await vscode.screenshot("review-rejected");
   });
 
-  test("typing / in the prompt box completes the agent's commands", async () => {
+  step("typing / in the prompt box completes the agent's commands", async () => {
     const prompt = panel.locator("textarea.prompt");
     await prompt.click();
     await prompt.pressSequentially("/te");
@@ -176,6 +190,34 @@ describe("acpls in VS Code", { timeout: 240_000 }, () => {
     await prompt.press("Tab");
     assert.equal(await prompt.inputValue(), "/test ");
     await prompt.fill("");
+  });
+
+  step("with acpls.permissions.ui = quickPick: Preview edit opens the Refactor Preview, then Reject", async () => {
+    const page = vscode.page;
+    await vscode.command("acpls: Choose how permission prompts are shown");
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: "Quick pick" }).first().click();
+    const prompt = panel.locator("textarea.prompt");
+    await prompt.fill("Fix it again");
+    await prompt.press("Enter");
+    const pick = page.locator(".quick-input-widget", { hasText: "acpls:" });
+    await pick.waitFor({ timeout: 60_000 });
+    const row = (label: string) => pick.locator(".quick-input-list .monaco-list-row", { hasText: label }).first();
+    for (const label of ["Allow", "Reject", "Show diff", "Preview edit"]) await row(label).waitFor({ timeout: 5_000 });
+    await vscode.screenshot("permission-quick-pick");
+
+    await row("Preview edit").click();
+    const discard = page.locator(".monaco-button", { hasText: "Discard" }).first();
+    await discard.waitFor({ timeout: 20_000 });
+    await page.locator(".monaco-workbench", { hasText: "return a - b" }).first().waitFor({ timeout: 10_000 });
+    await vscode.screenshot("refactor-preview");
+    await discard.click();
+
+    await row("Reject").waitFor({ timeout: 20_000 });
+    await row("Reject").click();
+    await panel.locator(".turn-end").nth(1).waitFor({ timeout: 60_000 });
+    const card = panel.locator(".tool", { hasText: "Fix subtract()" }).last();
+    assert.match((await card.getAttribute("class")) ?? "", /status-(failed|cancelled)/);
+    await vscode.screenshot("permission-rejected");
   });
 });
 

@@ -13,6 +13,7 @@ import {
   previewFiles,
   toolCallDiffs,
 } from "../../src/model/permission";
+import { ServerLogParser } from "../../src/model/serverLog";
 import { agentLabel, permissionUi, validateSettings } from "../../src/model/settings";
 import { acceptSlash, completeSlash, slashQuery } from "../../src/model/slash";
 import { CLEAR_SEQUENCE, exitLine, TerminalText, terminalName } from "../../src/model/terminal";
@@ -270,5 +271,21 @@ describe("prompt box", () => {
     assert.match(followHover("read"), /agent is reading/);
     assert.match(followHover("edit"), /agent is editing/);
     assert.match(followHover(undefined), /agent is working here/);
+  });
+});
+
+describe("server log lines", () => {
+  test("each line at its level; traceback lines follow the line before", () => {
+    const parser = new ServerLogParser();
+    assert.deepEqual(parser.parse("2026-11-30 06:29:47,826 INFO acpls.server: editor connected"), { level: "info", text: "acpls.server: editor connected" });
+    assert.deepEqual(parser.parse("2026-11-30 06:29:48,001 WARNING acpls.x: odd"), { level: "warn", text: "acpls.x: odd" });
+    assert.equal(parser.parse("2026-11-30 06:29:48,002 ERROR acpls.x: boom").level, "error");
+    assert.deepEqual(parser.parse("Traceback (most recent call last):"), { level: "error", text: "Traceback (most recent call last):" });
+    assert.equal(parser.parse("2026-11-30 06:29:48,003 DEBUG acpls.y: detail").level, "debug");
+    assert.equal(parser.parse("  continuation").level, "debug");
+  });
+
+  test("a line before any level counts as an error (a crash before logging starts)", () => {
+    assert.equal(new ServerLogParser().parse("ModuleNotFoundError: No module named 'orjson'").level, "error");
   });
 });
