@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -643,3 +644,21 @@ async def test_client_errors_fail_the_tool_calls_not_the_turn(
     assert run["status"] == "failed" and "refused by the test" in str(run["content"])
     text = "".join(u["content"]["text"] for u in client.updates_of("agent_message_chunk"))
     assert "I could not write calc.py" in text
+
+
+async def test_agent_exits_when_the_client_goes_away_mid_turn(workspace: Path) -> None:
+    client = MiniClient(demo_command(), cwd=workspace, env={"ACPLS_DEMO_SPEED": "0.5"}, version=2)
+    await client.start()
+    await client.initialize(2)
+    session_id = await client.new_session()
+    turn = asyncio.ensure_future(client.prompt(session_id, "fix it", 2))
+    await client.wait_for(lambda: client.updates_of("terminal_output_chunk"))
+
+    assert await client.close(seconds=5) == 0
+
+    turn.cancel()
+    with contextlib.suppress(asyncio.CancelledError, EOFError):
+        await turn
+    assert "4 passed" not in b"".join(
+        base64.b64decode(u["data"]) for u in client.updates_of("terminal_output_chunk")
+    ).decode("utf-8", "replace")

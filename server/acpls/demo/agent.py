@@ -1057,6 +1057,11 @@ class TurnRunner:
                 status=self.cancelled_status,
             )
             raise
+        finally:
+            # The connection went away mid-command: do not leave the command running.
+            if process.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    process.kill()
         if stopper.by == "tool_call":
             status = "cancelled"
         else:

@@ -92,7 +92,8 @@ class Peer:
         self._requests: dict[str, RequestHandler] = {}
         self._notifications: dict[str, NotificationHandler] = {}
         self._pending: dict[int | str, asyncio.Future[Any]] = {}
-        self._incoming: dict[int | str, asyncio.Task[None]] = {}
+        self._incoming: dict[int | str, asyncio.Task[None]] = {}  # not yet answered
+        self._handlers: set[asyncio.Task[None]] = set()  # every request task, until it ends
         self._ids = itertools.count(1)
         self._group: asyncio.TaskGroup | None = None
         self.closed = asyncio.Event()
@@ -163,7 +164,7 @@ class Peer:
             finally:
                 self.closed.set()
                 self._fail_pending()
-                for task in list(self._incoming.values()):
+                for task in list(self._handlers):
                     task.cancel()
 
     async def _read_line(self) -> bytes | None:
@@ -246,7 +247,9 @@ class Peer:
             self._answer(request_id, message["method"], message.get("params"))
         )
         self._incoming[request_id] = task
-        task.add_done_callback(lambda _t: self._incoming.pop(request_id, None))
+        self._handlers.add(task)
+        task.add_done_callback(self._handlers.discard)
+        task.add_done_callback(lambda done: self._forget_incoming(request_id, done))
 
     def _start_notification(self, message: dict[str, Any]) -> None:
         method = message["method"]
@@ -266,6 +269,10 @@ class Peer:
             await handler(params)
         except Exception:
             logger.exception("notification handler for %s failed", method)
+
+    def _forget_incoming(self, request_id: int | str, task: asyncio.Task[None]) -> None:
+        if self._incoming.get(request_id) is task:
+            del self._incoming[request_id]
 
     def _cancel_incoming(self, params: Any) -> None:
         request_id = params.get("requestId") if isinstance(params, dict) else None
@@ -305,6 +312,10 @@ class Peer:
             }
         if not self.closed.is_set():
             self.send(response)
+        # Answered: a late `$/cancel_request` for this id must not cut short what follows.
+        current = asyncio.current_task()
+        if current is not None:
+            self._forget_incoming(request_id, current)  # type: ignore[arg-type]
         if then is not None:
             await then()
 
