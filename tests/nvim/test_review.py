@@ -139,6 +139,13 @@ def test_agent_write_shows_in_review_and_reject_restores_it(editor_factory):
     )
     assert lines == ["hello"]
     assert ed.lua("return #vim.fn.getqflist()") == 0
+    # What the agent proposed stays visible.
+    ed.nvim.command("Acpls rejected")
+    ed.wait("return vim.api.nvim_buf_get_name(0) == 'acpls://rejected'", what="the rejected list")
+    rejected = ed.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)")
+    assert f"## {ed.workspace / 'hello.txt'}" in rejected
+    assert "-hello" in rejected
+    assert "+hello from the agent" in rejected
     assert ed.errors() == []
 
 

@@ -120,6 +120,12 @@ M.subcommands = {
       require('acpls.review').hunk('reject')
     end,
   },
+  rejected = {
+    desc = 'the changes you rejected, with the text the agent proposed',
+    run = function()
+      require('acpls.review').show_rejected()
+    end,
+  },
   keepall = {
     desc = 'keep every change (`file`: of the current file)',
     complete = { 'file' },

@@ -113,6 +113,10 @@ function M.items()
         user_data = { client_id = entry.client_id, uri = f.uri },
       })
     end
+    if type(f.note) == 'string' and #items > 0 then
+      -- Why this file can be kept but not rejected.
+      items[#items].text = items[#items].text .. ' (' .. f.note .. ')'
+    end
   end
   return items
 end
@@ -260,6 +264,58 @@ function M.review()
       end
     end)
   end
+end
+
+local function diff_lines(prefix, text)
+  local out = {}
+  if type(text) ~= 'string' or text == '' then
+    return out
+  end
+  for _, l in ipairs(vim.split(text:gsub('\n$', ''), '\n', { plain = true })) do
+    table.insert(out, prefix .. l)
+  end
+  return out
+end
+
+--- The rejected changes as markdown (what the agent proposed stays visible after a reject).
+---@param rejected table[] `acpls.rejected` result items
+---@return string[]
+function M.rejected_lines(rejected)
+  local lines = { '# Rejected agent changes', '' }
+  if #rejected == 0 then
+    table.insert(lines, '_Nothing rejected yet._')
+  end
+  for _, r in ipairs(rejected) do
+    table.insert(lines, ('## %s'):format(tostring(r.path or r.uri)))
+    table.insert(lines, ('_hunk %s, rejected %s_'):format(tostring(r.hunkId), tostring(r.rejectedAt or '')))
+    table.insert(lines, '```diff')
+    vim.list_extend(lines, diff_lines('-', r.oldText))
+    vim.list_extend(lines, diff_lines('+', r.newText))
+    table.insert(lines, '```')
+    table.insert(lines, '')
+  end
+  return lines
+end
+
+--- `:Acpls rejected`: the changes you rejected, with the agent's text, in a scratch buffer.
+function M.show_rejected()
+  local clients = client.clients()
+  if #clients == 0 then
+    vim.notify('acpls: not running')
+    return
+  end
+  client.exec(clients[1].id, 'acpls.rejected', {}, function(err, result)
+    if err then
+      vim.notify('acpls: ' .. (err.message or 'rejected failed'), vim.log.levels.ERROR)
+      return
+    end
+    local rejected = type(result) == 'table' and type(result.rejected) == 'table' and result.rejected or {}
+    local buf = util.scratch('acpls://rejected', 'markdown')
+    vim.api.nvim_buf_set_lines(buf, 0, -1, false, M.rejected_lines(rejected))
+    vim.bo[buf].modifiable = false
+    vim.cmd('botright split')
+    vim.api.nvim_win_set_buf(0, buf)
+  end)
 end
 
 function M.files()
