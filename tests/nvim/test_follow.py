@@ -94,7 +94,7 @@ def test_follow_off_stops_moving(editor_factory):
 def test_user_edit_pause_is_shown(editor_factory):
     script = {
         "protocol": 1,
-        "on_prompt": [tool("c1", "calc.py", 2), {"sleep": 1.0}, tool("c2", "README.md", 3)],
+        "on_prompt": [tool("c1", "calc.py", 2), {"sleep": 3.0}, tool("c2", "README.md", 3)],
     }
     ed = editor_factory(script)
     ed.nvim.command(f"edit {ed.workspace / 'hello.txt'}")
@@ -109,6 +109,14 @@ def test_user_edit_pause_is_shown(editor_factory):
     assert any("follow paused" in n for n in notes)
     header = ed.lua("return T.lines(require('acpls.chat').list()[1].buf)[2]")
     assert "follow paused" in header
+    # The agent's later move (to README.md) did not take the user's window away.
+    assert ed.lua("return vim.fn.expand('%:t')") == "calc.py"
+    assert ed.lua("return require('acpls.follow').mark()") is None
+    # :Acpls follow on resumes it, and the header says so.
+    ed.nvim.command("Acpls follow on")
+    ed.wait("return require('acpls.follow').state.enabled == true", what="follow on again")
+    header = ed.lua("return T.lines(require('acpls.chat').list()[1].buf)[2]")
+    assert "follow paused" not in header
 
 
 def follow_params(path, line: int) -> dict:
