@@ -298,3 +298,21 @@ def test_code_action_prompt_gets_a_chat(editor_factory):
     assert "return a - b" in json.dumps(prompts[0]["prompt"])
     chats = ed.lua("return require('acpls.chat').list()")
     assert chats[0]["sessionId"] == prompts[0]["sessionId"]
+
+
+def test_add_selection_then_write_the_prompt_in_the_chat(editor_factory):
+    ed = editor_factory("v1_basic")
+    ed.nvim.command(f"edit {ed.workspace / 'calc.py'}")
+    ed.nvim.command("xmap <buffer> <F7> <Plug>(acpls-add-selection)")
+    ed.nvim.input("5GVj<F7>")
+    ed.wait("return vim.b.acpls_chat ~= nil and vim.bo.filetype == 'markdown'", what="the prompt")
+    bar = ed.lua("return vim.wo.winbar")
+    assert "context: calc.py:5-6" in bar
+    ed.nvim.input("ihow does mul work?<C-s>")
+    ed.wait_turn_end()
+    prompts = [m["params"] for m in read_log(ed.agent_log) if m.get("method") == "session/prompt"]
+    blocks = prompts[0]["prompt"]
+    assert blocks[0] == {"type": "text", "text": "how does mul work?"}
+    assert "return a * b" in json.dumps(blocks[1:])
+    # The context went with that prompt only.
+    assert "context:" not in ed.lua("return vim.wo.winbar")

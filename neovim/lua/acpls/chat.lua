@@ -197,8 +197,8 @@ function Chat:show(enter)
       relativenumber = false,
       signcolumn = 'no',
       winfixheight = true,
-      winbar = '%#AcplsChatMeta#prompt: <C-s> send · <C-c> cancel · / commands',
     })
+    self:update_prompt_bar()
   end
   if enter then
     vim.api.nvim_set_current_win(in_win)
@@ -363,6 +363,43 @@ function Chat:_turn_done(err, result)
   })
 end
 
+--- The prompt window's bar: the keys, and the context the next prompt carries.
+function Chat:update_prompt_bar()
+  local keys = config.get().ui.chat.keys
+  local parts = {}
+  if type(keys.send) == 'string' then
+    table.insert(parts, keys.send .. ' send')
+  end
+  if type(keys.cancel) == 'string' then
+    table.insert(parts, keys.cancel .. ' cancel')
+  end
+  table.insert(parts, '/ commands')
+  local bar = 'prompt: ' .. table.concat(parts, ' · ')
+  if self.context and #self.context > 0 then
+    local names = {}
+    for _, item in ipairs(self.context) do
+      local name = vim.fn.fnamemodify(vim.uri_to_fname(item.uri), ':t')
+      if item.range then
+        local stop = item.range['end']
+        local last_line = stop.character > 0 and stop.line + 1 or stop.line
+        name = ('%s:%d-%d'):format(name, item.range.start.line + 1, last_line)
+      end
+      table.insert(names, name)
+    end
+    bar = bar .. ' · context: ' .. table.concat(names, ', ')
+  end
+  for _, win in ipairs(vim.fn.win_findbuf(self.in_buf)) do
+    vim.wo[win].winbar = '%#AcplsChatMeta#' .. bar:gsub('%%', '%%%%')
+  end
+end
+
+--- Add a context item (`{uri, range?}`) to the next prompt of this chat.
+function Chat:add_context(item)
+  self.context = self.context or {}
+  table.insert(self.context, item)
+  self:update_prompt_bar()
+end
+
 --- Send what is in the prompt buffer and clear it.
 function Chat:send_input()
   local lines = vim.api.nvim_buf_get_lines(self.in_buf, 0, -1, false)
@@ -373,6 +410,7 @@ function Chat:send_input()
   vim.api.nvim_buf_set_lines(self.in_buf, 0, -1, false, {})
   self:send(text, self.context)
   self.context = nil
+  self:update_prompt_bar()
 end
 
 function Chat:cancel()
@@ -573,8 +611,8 @@ function M.context_item(buf, l1, l2, c1, c2)
   return { uri = vim.uri_from_bufnr(buf), range = range }
 end
 
---- The visual-mode mapping: ask for a question, send it with the selection as context.
-function M.send_selection()
+-- The visual selection of the current buffer as a context item (and leave visual mode).
+local function selection_item()
   local mode = vim.fn.mode()
   local buf = vim.api.nvim_get_current_buf()
   local v, cur = vim.fn.getpos('v'), vim.fn.getpos('.')
@@ -591,6 +629,14 @@ function M.send_selection()
   vim.api.nvim_feedkeys(vim.keycode('<Esc>'), 'nx', false)
   if not item then
     vim.notify('acpls: the selection is not in a file', vim.log.levels.WARN)
+  end
+  return item
+end
+
+--- The visual-mode mapping: ask for a question, send it with the selection as context.
+function M.send_selection()
+  local item = selection_item()
+  if not item then
     return
   end
   vim.ui.input({ prompt = 'Ask the agent about the selection: ' }, function(text)
@@ -654,6 +700,20 @@ function M.load_session()
       end)
     end)
   end)
+end
+
+--- The other visual-mode mapping: add the selection to the chat's next prompt and go to the chat
+--- to write it.
+function M.add_selection()
+  local item = selection_item()
+  if not item then
+    return
+  end
+  local chat = M.current() or M.open({ enter = false })
+  if chat then
+    chat:add_context(item)
+    chat:show(true)
+  end
 end
 
 function M.cancel()
