@@ -37,12 +37,13 @@ def script_command(
         argv += ["--script-json", json.dumps(script)]
     else:
         argv += ["--script", str(script_path(script))]
+    # Absolute paths: acpls starts the agent in the workspace, not in the test's directory.
     if log_path is not None:
-        argv += ["--log", str(log_path)]
+        argv += ["--log", str(Path(log_path).resolve())]
     if env_dump is not None:
-        argv += ["--env-dump", str(env_dump)]
+        argv += ["--env-dump", str(Path(env_dump).resolve())]
     if pid_file is not None:
-        argv += ["--pid-file", str(pid_file)]
+        argv += ["--pid-file", str(Path(pid_file).resolve())]
     return argv
 
 
@@ -50,7 +51,7 @@ def script_path(script: str | Path) -> Path:
     path = Path(script)
     if path.suffix != ".json" and not path.is_absolute() and len(path.parts) == 1:
         return SCRIPTS_DIR / f"{path}.json"
-    return path
+    return path.resolve()
 
 
 def load_script(name: str) -> dict[str, Any]:

@@ -662,3 +662,24 @@ async def test_agent_exits_when_the_client_goes_away_mid_turn(workspace: Path) -
     assert "4 passed" not in b"".join(
         base64.b64decode(u["data"]) for u in client.updates_of("terminal_output_chunk")
     ).decode("utf-8", "replace")
+
+
+async def test_v1_mode_and_mode_option_stay_in_step(start: Start) -> None:
+    client = await start(1)
+    await client.initialize(1)
+    session_id = await client.new_session()
+
+    result = await client.request(
+        "session/set_config_option", {"sessionId": session_id, "configId": "mode", "value": "code"}
+    )
+    mode = next(o for o in result["configOptions"] if o["id"] == "mode")
+    assert mode["currentValue"] == "code" and mode["category"] == "mode"
+    await client.wait_for(lambda: client.updates_of("current_mode_update"))
+    assert client.updates_of("current_mode_update") == [
+        {"sessionUpdate": "current_mode_update", "currentModeId": "code"}
+    ]
+
+    await client.request("session/set_mode", {"sessionId": session_id, "modeId": "ask"})
+    update = await client.wait_for(lambda: client.updates_of("config_option_update"))
+    mode = next(o for o in update[-1]["configOptions"] if o["id"] == "mode")
+    assert mode["currentValue"] == "ask"
