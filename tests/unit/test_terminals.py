@@ -528,7 +528,7 @@ def test_switching_sanitising_resends_the_output_filtered_the_new_way(
 # -- scrollback -----------------------------------------------------------------------------
 
 
-def test_scrollback_trims_at_a_character_boundary_and_resets() -> None:
+def test_scrollback_trims_at_a_character_boundary_without_resending_what_was_sent() -> None:
     store = TerminalStore(scrollback_bytes=64, trim_to=0.5)
     store.append_chunk(S, T, b64("€" * 20))  # 60 bytes
     store.take_output()
@@ -536,8 +536,17 @@ def test_scrollback_trims_at_a_character_boundary_and_resets() -> None:
     kept = store.output_bytes(S, T)
     assert len(kept) <= 32
     assert kept.decode("utf-8") == "€" * (len(kept) // 3)
-    batches = store.take_output()
-    assert batches == [OutputBatch(S, T, kept.decode(), True)]
+    # Only bytes the editor already had were cut: it gets the new text, not a reset.
+    assert store.take_output() == [OutputBatch(S, T, "€€", False)]
+
+
+def test_scrollback_trim_into_unsent_bytes_resets_to_what_is_kept() -> None:
+    store = TerminalStore(scrollback_bytes=64, trim_to=0.5)
+    store.append_chunk(S, T, b64("€" * 10))
+    store.take_output()
+    store.append_chunk(S, T, b64("€" * 12))  # 66 bytes: the cut reaches unsent bytes
+    kept = store.output_bytes(S, T)
+    assert store.take_output() == [OutputBatch(S, T, kept.decode(), True)]
 
 
 def test_scrollback_trim_prefers_a_line_start() -> None:

@@ -102,7 +102,39 @@ class TerminalStoreMachine(RuleBasedStateMachine):
 
 
 class TrimmingTerminalStoreMachine(TerminalStoreMachine):
+    """Trimming bytes the editor already has sends nothing again: the editor's view is every
+    byte since its last reset (a reset's text is the retained bytes at that pull), of which the
+    retained bytes are a suffix."""
+
     scrollback = 48  # trims often: the retained bytes are a suffix of the model's
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.unpulled: dict[str, list[bytes]] = {}
+        self.since_reset: dict[str, bytes] = {}
+
+    @rule(terminal=st.sampled_from(TERMINALS), chunk=_CHUNKS)
+    def append_chunk(self, terminal: str, chunk: bytes) -> None:
+        super().append_chunk(terminal, chunk)
+        self.unpulled.setdefault(terminal, []).append(chunk)
+
+    @rule()
+    def pull(self) -> None:
+        for batch in self.store.take_output():
+            terminal = batch.terminal_id
+            assert len(batch.text) <= self.store.scrollback_bytes
+            if batch.reset:
+                self.since_reset[terminal] = self.store.output_bytes(S, terminal)
+                self.view[terminal] = batch.text
+            else:
+                fresh = b"".join(self.unpulled.get(terminal, []))
+                self.since_reset[terminal] = self.since_reset.get(terminal, b"") + fresh
+                self.view[terminal] = self.view.get(terminal, "") + batch.text
+        self.unpulled.clear()
+        for terminal in TERMINALS:
+            shown = self.since_reset.get(terminal, b"")
+            assert shown.endswith(self.store.output_bytes(S, terminal))
+            assert self.view.get(terminal, "") == expected_view(shown, self.sanitize)
 
     @invariant()
     def retained_bytes_match_the_model(self) -> None:

@@ -20,6 +20,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 
+from acpls import flow
 from acpls.supervisor import TaskSupervisor
 
 logger = logging.getLogger(__name__)
@@ -126,7 +127,12 @@ class AgentProcess:
     async def _read_stdout(self) -> None:
         assert self._proc and self._proc.stdout
         stream = self._proc.stdout
+        gate = flow.EDITOR_OUTPUT
         while True:
+            if not gate.is_open:
+                # The editor is behind: leave the agent's output in its pipe (it blocks there)
+                # rather than buffer it here.
+                await gate.wait_open()
             data = await stream.read(READ_CHUNK)
             if not data:
                 return

@@ -6,7 +6,11 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
+import attrs
+import orjson
 from lsprotocol import types
+
+from acpls.editor.messages import to_json
 
 if TYPE_CHECKING:
     from acpls.server import AcplsServer
@@ -54,6 +58,19 @@ class LspEditorPort:
 
     # -- messages --------------------------------------------------------------------------------
     def notify(self, method: str, params: Any) -> None:
+        """acpls/* notifications skip pygls' generic path (cattrs, `json.dumps` with a default
+        hook, an INFO log of every body): they are plain attrs classes of JSON values, so one
+        orjson call makes the frame. Anything orjson refuses (a lone surrogate in an agent's
+        string) goes the generic way."""
+        writer = self._server.protocol.writer
+        if writer is not None and attrs.has(type(params)):
+            try:
+                body = orjson.dumps({"jsonrpc": "2.0", "method": method, "params": to_json(params)})
+            except (orjson.JSONEncodeError, TypeError):
+                pass
+            else:
+                writer.write(b"Content-Length: %d\r\n\r\n%b" % (len(body), body))
+                return
         self._server.protocol.notify(method, params)
 
     async def request(self, method: str, params: Any, msg_id: str) -> Any:

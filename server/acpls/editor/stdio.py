@@ -3,15 +3,23 @@
 pygls reads stdin in a thread per line; acpls reads it with asyncio instead, so that EOF (the
 editor closed the pipe or was killed) ends the loop immediately and the agent and every terminal
 process can be stopped within the 2 s the editor gives a server.
+
+Writing is non-blocking too (`PipeWriter`, an asyncio pipe transport): a slow editor never stalls
+the event loop, and once more than `HIGH_WATER` bytes wait for it, `flow.EDITOR_OUTPUT` closes so
+acpls stops reading the agent until the editor caught up (back-pressure instead of an unbounded
+buffer).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from acpls import flow
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -19,9 +27,14 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 MAX_HEADER_BYTES = 8192
+HIGH_WATER = 4 * 1024 * 1024
+LOW_WATER = 1024 * 1024
+DRAIN_SECONDS = 2.0
 
 
 class _StdoutWriter:
+    """Blocking fallback where stdout is not a pipe, socket or character device (a file)."""
+
     def __init__(self) -> None:
         self._out = sys.stdout.buffer
 
@@ -30,10 +43,67 @@ class _StdoutWriter:
         self._out.flush()
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(OSError, ValueError):
             self._out.flush()
-        except (OSError, ValueError):
-            pass
+
+    async def aclose(self) -> None:
+        self.close()
+
+
+class _FlowProtocol(asyncio.Protocol):
+    """Turns the transport's flow-control calls into the editor-output gate."""
+
+    def __init__(self) -> None:
+        self.lost = asyncio.get_running_loop().create_future()
+
+    def pause_writing(self) -> None:
+        flow.EDITOR_OUTPUT.close()
+
+    def resume_writing(self) -> None:
+        flow.EDITOR_OUTPUT.open()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        flow.EDITOR_OUTPUT.open()  # nothing waits for a gone editor
+        if not self.lost.done():
+            self.lost.set_result(None)
+
+
+class PipeWriter:
+    """stdout as an asyncio write transport: `write` never blocks the event loop."""
+
+    def __init__(self, transport: asyncio.WriteTransport, protocol: _FlowProtocol) -> None:
+        self._transport = transport
+        self._protocol = protocol
+        transport.set_write_buffer_limits(high=HIGH_WATER, low=LOW_WATER)
+
+    def write(self, data: bytes) -> None:
+        if not self._transport.is_closing():
+            self._transport.write(data)
+
+    @property
+    def buffered(self) -> int:
+        return self._transport.get_write_buffer_size()
+
+    def close(self) -> None:
+        self._transport.close()
+
+    async def aclose(self) -> None:
+        """Let what is buffered reach the editor (bounded), then close."""
+        self._transport.close()  # writes what is buffered, then reports connection_lost
+        try:
+            await asyncio.wait_for(asyncio.shield(self._protocol.lost), DRAIN_SECONDS)
+        except TimeoutError:
+            self._transport.abort()
+
+
+async def _stdout_writer() -> PipeWriter | _StdoutWriter:
+    loop = asyncio.get_running_loop()
+    try:
+        transport, protocol = await loop.connect_write_pipe(_FlowProtocol, sys.stdout.buffer)
+    except (ValueError, OSError) as exc:
+        logger.debug("stdout is not a pipe (%s): blocking writes", exc)
+        return _StdoutWriter()
+    return PipeWriter(transport, protocol)
 
 
 async def _stdin_reader() -> asyncio.StreamReader:
@@ -63,8 +133,15 @@ async def _read_message(reader: asyncio.StreamReader) -> bytes | None:
 
 async def run_stdio(server: LanguageServer) -> int:
     protocol = server.protocol
-    protocol.set_writer(_StdoutWriter())  # type: ignore[arg-type]
-    reader = await _stdin_reader()
+    writer = await _stdout_writer()
+    protocol.set_writer(writer)  # type: ignore[arg-type]
+    try:
+        return await _serve(protocol, await _stdin_reader())
+    finally:
+        await writer.aclose()
+
+
+async def _serve(protocol: Any, reader: asyncio.StreamReader) -> int:
     while True:
         try:
             body = await _read_message(reader)

@@ -30,18 +30,20 @@ Where terminals come from:
   `terminalId` / `exitCode` are accepted for the snake-case keys, and a missing terminal id means
   the tool call's id (claude-agent-acp uses the tool call id as terminal id).
 
-Output handling: every chunk is appended as bytes; text for the editor is decoded with one
-incremental UTF-8 decoder per terminal (a code point split across chunks comes out whole) and
-passed through one `TerminalSanitizer` per terminal (an escape sequence split across chunks comes
-out whole). A snapshot, or trimming the scrollback, makes the next batch a reset: its text is
-decoded afresh from the retained bytes when it is pulled, not per chunk, so a flood that trims
-many times between two pulls costs one decode.
+Output handling: every chunk is appended as bytes; at each pull the bytes not sent yet are
+decoded with one incremental UTF-8 decoder per terminal (a code point split across chunks or
+pulls comes out whole) and passed through one `TerminalSanitizer` per terminal (an escape sequence
+split across chunks comes out whole), once per pull rather than once per chunk. A snapshot makes
+the next batch a reset, and so does trimming the scrollback when it cuts bytes not sent yet: that
+batch is decoded afresh from the retained bytes, so a flood that trims many times between two
+pulls costs one decode.
 
 Scrollback: at most `scrollback_bytes` bytes are kept per terminal. Past that, the oldest bytes
 are dropped down to `trim_to` of the limit (a line start if one is near, else a UTF-8 character
-boundary), so trimming and its reset happen once per `(1 - trim_to) * scrollback_bytes` of output,
-not once per chunk. Pending text never exceeds the scrollback either: text comes from bytes
-appended since the last pull, and once those pass the limit a trim turns them into a reset.
+boundary), so trimming happens once per `(1 - trim_to) * scrollback_bytes` of output, not once
+per chunk. Trimming bytes the editor already has changes nothing it shows (no reset, nothing
+sent twice). Pending text never exceeds the scrollback either: text comes from bytes appended
+since the last pull, and once a trim cuts into those the batch becomes a reset.
 """
 
 from __future__ import annotations
@@ -161,39 +163,38 @@ class OutputBatch(NamedTuple):
 
 
 class _Output:
-    """One terminal's retained bytes and the text not yet pulled by the editor."""
+    """One terminal's retained bytes and how many of them the editor has not been sent yet.
+
+    Appending is just bytes: the unsent tail of `data` is decoded and sanitised once per pull,
+    not once per chunk, so a flood of small chunks costs one decode per ~16 ms.
+    """
 
     __slots__ = (
         "data",
         "decoder",
         "dropped",
         "limit",
-        "pending",
         "rebuild",
         "reset",
         "sanitizer",
         "trim_to",
+        "unsent",
     )
 
     def __init__(self, limit: int, trim_to: float, sanitize: bool) -> None:
         self.data = bytearray()
         self.decoder = _Utf8Decoder(errors="replace")
         self.sanitizer: TerminalSanitizer | None = TerminalSanitizer() if sanitize else None
-        self.pending: list[str] = []
+        self.unsent = 0  # bytes at the end of `data` that no pull has taken yet
         self.reset = False  # the next batch replaces everything shown so far
-        self.rebuild = False  # pending text must be decoded afresh from `data` at the pull
+        self.rebuild = False  # the next batch is decoded afresh from all of `data`
         self.dropped = 0  # bytes trimmed off the front, ever
         self.limit = limit
         self.trim_to = trim_to
 
     def append(self, chunk: bytes) -> None:
         self.data += chunk
-        if not self.rebuild:
-            text = self.decoder.decode(chunk)
-            if self.sanitizer is not None:
-                text = self.sanitizer.feed(text)
-            if text:
-                self.pending.append(text)
+        self.unsent += len(chunk)
         if len(self.data) > self.limit:
             self._trim()
 
@@ -214,21 +215,26 @@ class _Output:
         self.limit = limit
         if len(self.data) > limit:
             self._trim()
+            self._start_reset()  # a smaller scrollback setting shrinks the editor's view too
 
     def take(self) -> tuple[str, bool] | None:
         """The text since the last take and whether it is a reset, or None if there is none."""
         if self.rebuild:
             self.decoder = _Utf8Decoder(errors="replace")
-            text = self.decoder.decode(self.data)
             if self.sanitizer is not None:
                 self.sanitizer.reset()
-                text = self.sanitizer.feed(text)
-            self.rebuild = False
-        elif self.pending or self.reset:
-            text = "".join(self.pending)
-            self.pending.clear()
+            fresh = self.data
+        elif self.unsent:
+            fresh = self.data[len(self.data) - self.unsent :]
+        elif self.reset:
+            fresh = b""
         else:
             return None
+        text = self.decoder.decode(fresh)
+        if self.sanitizer is not None:
+            text = self.sanitizer.feed(text)
+        self.unsent = 0
+        self.rebuild = False
         reset = self.reset
         self.reset = False
         return text, reset
@@ -247,12 +253,16 @@ class _Output:
         # Start the kept text on a line if one starts soon: no half-line, no half escape sequence.
         newline = data.find(b"\n", cut, min(len(data), cut + max(1, self.limit // 16)))
         cut = newline + 1 if newline != -1 else _char_boundary_at_or_after(data, cut)
+        sent = len(data) - self.unsent
         del data[:cut]
         self.dropped += cut
-        self._start_reset()
+        # Bytes the editor already has may go: its view stays right. Only when unsent bytes are
+        # cut off must the editor start over from what is kept.
+        if cut > sent:
+            self._start_reset()
 
     def _start_reset(self) -> None:
-        self.pending.clear()
+        self.unsent = 0
         self.reset = True
         self.rebuild = True
 

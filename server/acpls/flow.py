@@ -1,0 +1,51 @@
+"""Back-pressure from the editor to the agent.
+
+acpls writes to the editor without blocking (editor/stdio.py). When the editor reads more slowly
+than the agent writes, the bytes waiting for the editor pass a high-water mark and
+`EDITOR_OUTPUT` closes: the agent's stdout is no longer read (acp/process.py), so the agent
+blocks on its own pipe instead of acpls buffering without bound. It opens again once the waiting
+bytes drained below the low-water mark. There is one editor connection per acpls process, hence
+one gate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+
+class FlowGate:
+    """Open or closed; `wait_open()` returns at once while open."""
+
+    def __init__(self) -> None:
+        self._closed = False
+        self._waiters: list[asyncio.Future[None]] = []
+        self.times_closed = 0
+
+    @property
+    def is_open(self) -> bool:
+        return not self._closed
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self.times_closed += 1
+
+    def open(self) -> None:
+        self._closed = False
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def wait_open(self) -> None:
+        while self._closed:
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            finally:
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+
+
+EDITOR_OUTPUT = FlowGate()
