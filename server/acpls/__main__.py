@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 
 from acpls import __version__
@@ -35,9 +36,15 @@ def main(argv: list[str] | None = None) -> int:
 
     server = create_server()
     try:
-        return asyncio.run(serve_stdio(server))
+        code = asyncio.run(serve_stdio(server))
     except KeyboardInterrupt:
-        return 130
+        code = 130
+    # The agent and every terminal are stopped by now. Leave at once: interpreter shutdown would
+    # wait for idle worker threads (watchfiles' anyio workers) for up to a second or more, and an
+    # editor sees a server that lingers after `exit` as hung.
+    logging.shutdown()
+    sys.stdout.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

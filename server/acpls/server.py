@@ -7,13 +7,18 @@ which knows ACP. Commands are listed in `COMMANDS`; editors/protocol.md section 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInvalidRequest,
+    JsonRpcServerNotInitialized,
+)
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
 
@@ -35,7 +40,37 @@ def _converter_factory() -> Any:
 
 
 class AcplsProtocol(LanguageServerProtocol):
-    """Advertises the acpls editor protocol in the initialize result."""
+    """Advertises the acpls editor protocol in the initialize result, and keeps LSP's order: before
+    `initialize` a request gets ServerNotInitialized (-32002) and a notification is dropped; after
+    `shutdown` a request gets InvalidRequest (-32600); `exit` is always handled (pygls itself
+    answers neither, and silently drops what comes after shutdown)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._initialize_received = False
+
+    def handle_message(self, message: Any) -> None:
+        method = getattr(message, "method", None)
+        if isinstance(method, str) and method != types.EXIT:
+            error = self._out_of_order(method)
+            if error is not None:
+                if hasattr(message, "id"):
+                    self._send_response(message.id, error=error.to_response_error())
+                else:
+                    logger.debug("dropping the %s notification: %s", method, error.message)
+                return
+            if method == types.INITIALIZE:
+                self._initialize_received = True
+        super().handle_message(message)
+
+    def _out_of_order(self, method: str) -> JsonRpcException | None:
+        if self._shutdown:
+            return JsonRpcInvalidRequest(message=f"{method} after shutdown: acpls is stopping")
+        if method == types.INITIALIZE and self._initialize_received:
+            return JsonRpcInvalidRequest(message="initialize was already received")
+        if not self._initialize_received and method != types.INITIALIZE:
+            return JsonRpcServerNotInitialized(message=f"{method} before initialize")
+        return None
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams) -> Any:  # type: ignore[override]
@@ -68,10 +103,8 @@ class AcplsServer(LanguageServer):
             except ValueError:
                 continue
         if not roots and workspace.root_uri:
-            try:
+            with contextlib.suppress(ValueError):
                 roots.append(uri_to_path(workspace.root_uri))
-            except ValueError:
-                pass
         return roots
 
 
@@ -270,7 +303,9 @@ def _command_adapter(handler: CommandHandler) -> Callable[..., Awaitable[Any]]:
             raise
         except Exception as exc:
             if type(exc).__name__ == "AcpError":
-                raise JsonRpcException(message=getattr(exc, "message", str(exc)), code=getattr(exc, "code", -32603)) from exc
+                raise JsonRpcException(
+                    message=getattr(exc, "message", str(exc)), code=getattr(exc, "code", -32603)
+                ) from exc
             raise
 
     return run
@@ -282,7 +317,9 @@ def _code_actions(ls: AcplsServer, params: types.CodeActionParams) -> list[types
     actions: list[types.CodeAction] = []
     if (rng.start.line, rng.start.character) != (rng.end.line, rng.end.character):
         context = [{"uri": uri, "range": ls.protocol._converter.unstructure(rng)}]
-        actions.append(_prompt_action("Ask the agent about this selection…", "Explain this code.", context))
+        actions.append(
+            _prompt_action("Ask the agent about this selection…", "Explain this code.", context)
+        )
     text = ls.port.document_text(uri)
     if text is not None:
         lines = text.splitlines()

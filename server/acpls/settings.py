@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 
@@ -21,7 +21,7 @@ DEFAULT_MAX_LINE = 64 * 1024 * 1024
 @attrs.frozen
 class Settings:
     agent: AgentSpec = PRESETS["demo"]
-    protocol_version: str | int = "auto"
+    protocol_version: Literal["auto", 1, 2] = "auto"
     follow_enabled: bool = True
     mcp_servers: tuple[Any, ...] = ()
     auto_approve_kinds: tuple[str, ...] = ()
@@ -88,16 +88,16 @@ def _parse_agent(value: Any) -> dict[str, Any]:
     env = value.get("env") or {}
     if not isinstance(env, Mapping) or not all(isinstance(v, str) for v in env.values()):
         raise TypeError("agent.env must map names to strings")
-    name = value.get("name") if isinstance(value.get("name"), str) else command.rsplit("/", 1)[-1]
+    given = value.get("name")
+    name = given if isinstance(given, str) else command.rsplit("/", 1)[-1]
     spec = AgentSpec(name=name, command=command, args=tuple(args), env=tuple(sorted(env.items())))
     return {"agent": spec}
 
 
 def _parse_version(value: Any) -> dict[str, Any]:
-    if value in ("auto", 1, 2):
-        return {"protocol_version": value}
-    if value in ("1", "2"):
-        return {"protocol_version": int(value)}
+    versions: dict[Any, Literal["auto", 1, 2]] = {"auto": "auto", 1: 1, 2: 2, "1": 1, "2": 2}
+    if not isinstance(value, bool) and value in versions:
+        return {"protocol_version": versions[value]}
     raise ValueError(f'must be "auto", 1 or 2, got {value!r}')
 
 

@@ -40,13 +40,13 @@ class TaskSupervisor:
     def __len__(self) -> int:
         return len(self._tasks)
 
-    async def aclose(self, timeout: float = 2.0) -> None:
+    async def aclose(self, grace: float = 2.0) -> None:
         """Cancel every task and wait (bounded) for them to finish."""
         self._closed = True
         tasks = [t for t in self._tasks if not t.done()]
         for task in tasks:
             task.cancel()
         if tasks:
-            _, pending = await asyncio.wait(tasks, timeout=timeout)
+            _, pending = await asyncio.wait(tasks, timeout=grace)
             for task in pending:
-                logger.warning("task %s did not stop within %.1fs", task.get_name(), timeout)
+                logger.warning("task %s did not stop within %.1fs", task.get_name(), grace)

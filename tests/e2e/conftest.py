@@ -42,7 +42,7 @@ class RawRequest:
 class RawAcplsProtocol(LanguageClientProtocol):
     """Keeps acpls/* payloads as the raw JSON (pygls would rename keys such as `_meta`)."""
 
-    def get_message_type(self, method: str) -> Any:
+    def get_message_type(self, method: str) -> Any:  # type: ignore[override]
         if method == "acpls/requestPermission":
             return RawRequest
         if method.startswith("acpls/"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,9 @@ from tests.e2e.conftest import agent_log, command, notifications, scripted, star
 
 def results(log: Path) -> list[Any]:
     """What the client answered to the agent's requests, in order."""
-    return [m.get("result", m.get("error")) for m in agent_log(log) if "method" not in m and "id" in m]
+    return [
+        m.get("result", m.get("error")) for m in agent_log(log) if "method" not in m and "id" in m
+    ]
 
 
 def terminal_script(command_line: str, *, release: bool = True, extra: list | None = None) -> dict:
@@ -38,11 +41,17 @@ def terminal_script(command_line: str, *, release: bool = True, extra: list | No
             "request": "terminal/wait_for_exit",
             "params": {"sessionId": "$sessionId", "terminalId": "term_1"},
         },
-        {"request": "terminal/output", "params": {"sessionId": "$sessionId", "terminalId": "term_1"}},
+        {
+            "request": "terminal/output",
+            "params": {"sessionId": "$sessionId", "terminalId": "term_1"},
+        },
     ]
     if release:
         steps.append(
-            {"request": "terminal/release", "params": {"sessionId": "$sessionId", "terminalId": "term_1"}}
+            {
+                "request": "terminal/release",
+                "params": {"sessionId": "$sessionId", "terminalId": "term_1"},
+            }
         )
     return {"protocol": 1, "on_prompt": steps + (extra or [])}
 
@@ -67,7 +76,9 @@ async def test_client_terminal_streams_coloured_output_to_the_editor(client, wor
 
 def _pids_of(marker: str) -> list[int]:
     out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
-    return [int(ln.split()[0]) for ln in out.splitlines()[1:] if marker in ln and "ps -eo" not in ln]
+    return [
+        int(ln.split()[0]) for ln in out.splitlines()[1:] if marker in ln and "ps -eo" not in ln
+    ]
 
 
 async def test_release_kills_the_whole_process_tree(client, workspace, tmp_path):
@@ -79,8 +90,14 @@ async def test_release_kills_the_whole_process_tree(client, workspace, tmp_path)
         "on_prompt": [
             {"request": "terminal/create", "params": {"sessionId": "$sessionId", "command": line}},
             {"sleep": 0.5},
-            {"request": "terminal/release", "params": {"sessionId": "$sessionId", "terminalId": "term_1"}},
-            {"request": "terminal/output", "params": {"sessionId": "$sessionId", "terminalId": "term_1"}},
+            {
+                "request": "terminal/release",
+                "params": {"sessionId": "$sessionId", "terminalId": "term_1"},
+            },
+            {
+                "request": "terminal/output",
+                "params": {"sessionId": "$sessionId", "terminalId": "term_1"},
+            },
         ],
     }
     await start(client, workspace, scripted(script, log))
@@ -97,7 +114,10 @@ async def test_acpls_exit_kills_running_terminals(client, workspace, tmp_path):
     script = {
         "protocol": 1,
         "on_prompt": [
-            {"request": "terminal/create", "params": {"sessionId": "$sessionId", "command": f"sleep 300 # {marker}"}},
+            {
+                "request": "terminal/create",
+                "params": {"sessionId": "$sessionId", "command": f"sleep 300 # {marker}"},
+            },
         ],
     }
     await start(client, workspace, scripted(script, log))
@@ -116,9 +136,23 @@ async def test_bad_terminal_requests_get_clear_errors(client, workspace, tmp_pat
     script = {
         "protocol": 1,
         "on_prompt": [
-            {"request": "terminal/create", "params": {"sessionId": "$sessionId", "command": "/no/such/cmd", "args": []}},
-            {"request": "terminal/create", "params": {"sessionId": "$sessionId", "command": "ls", "args": [], "cwd": "$cwd/missing"}},
-            {"request": "terminal/output", "params": {"sessionId": "$sessionId", "terminalId": "nope"}},
+            {
+                "request": "terminal/create",
+                "params": {"sessionId": "$sessionId", "command": "/no/such/cmd", "args": []},
+            },
+            {
+                "request": "terminal/create",
+                "params": {
+                    "sessionId": "$sessionId",
+                    "command": "ls",
+                    "args": [],
+                    "cwd": "$cwd/missing",
+                },
+            },
+            {
+                "request": "terminal/output",
+                "params": {"sessionId": "$sessionId", "terminalId": "nope"},
+            },
         ],
     }
     await start(client, workspace, scripted(script, log))
@@ -136,7 +170,11 @@ async def test_write_into_dirty_buffer_asks_and_keeps_the_users_work(client, wor
         "on_prompt": [
             {
                 "request": "fs/write_text_file",
-                "params": {"sessionId": "$sessionId", "path": "$cwd/calc.py", "content": "agent text\n"},
+                "params": {
+                    "sessionId": "$sessionId",
+                    "path": "$cwd/calc.py",
+                    "content": "agent text\n",
+                },
             }
         ],
     }
@@ -145,7 +183,9 @@ async def test_write_into_dirty_buffer_asks_and_keeps_the_users_work(client, wor
     uri = (workspace / "calc.py").as_uri()
     client.text_document_did_open(
         types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text="my unsaved work\n")
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="python", version=1, text="my unsaved work\n"
+            )
         )
     )
     await command(client, "acpls.prompt", {"text": "write"})
@@ -164,9 +204,18 @@ async def test_symlink_escaping_the_workspace_is_refused(client, workspace, tmp_
     script = {
         "protocol": 1,
         "on_prompt": [
-            {"request": "fs/read_text_file", "params": {"sessionId": "$sessionId", "path": "$cwd/link/secret.txt"}},
-            {"request": "fs/read_text_file", "params": {"sessionId": "$sessionId", "path": "$cwd/../outside/secret.txt"}},
-            {"request": "fs/read_text_file", "params": {"sessionId": "$sessionId", "path": "~/secret.txt"}},
+            {
+                "request": "fs/read_text_file",
+                "params": {"sessionId": "$sessionId", "path": "$cwd/link/secret.txt"},
+            },
+            {
+                "request": "fs/read_text_file",
+                "params": {"sessionId": "$sessionId", "path": "$cwd/../outside/secret.txt"},
+            },
+            {
+                "request": "fs/read_text_file",
+                "params": {"sessionId": "$sessionId", "path": "~/secret.txt"},
+            },
         ],
     }
     client.answer_message_request = lambda p: types.MessageActionItem(title="Deny")
@@ -183,9 +232,14 @@ async def test_outside_path_allowed_once_per_session(client, workspace, tmp_path
     log = tmp_path / "agent.jsonl"
     outside = tmp_path / "notes.txt"
     outside.write_text("hello\n")
-    read = {"request": "fs/read_text_file", "params": {"sessionId": "$sessionId", "path": str(outside)}}
+    read = {
+        "request": "fs/read_text_file",
+        "params": {"sessionId": "$sessionId", "path": str(outside)},
+    }
     client.answer_message_request = lambda p: types.MessageActionItem(title="Allow")
-    await start(client, workspace, scripted({"protocol": 1, "on_prompt": [read, read]}, log), custom=False)
+    await start(
+        client, workspace, scripted({"protocol": 1, "on_prompt": [read, read]}, log), custom=False
+    )
     await command(client, "acpls.prompt", {"text": "read"})
     assert [a["content"] for a in results(log)] == ["hello\n", "hello\n"]
     assert len(client.message_requests) == 1
@@ -196,7 +250,9 @@ async def test_direct_disk_write_is_reviewed_and_rejected(client, workspace, tmp
     subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)
     subprocess.run(["git", "add", "."], cwd=workspace, check=True)
     subprocess.run(
-        ["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init"], cwd=workspace, check=True
+        ["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init"],
+        cwd=workspace,
+        check=True,
     )
     writer = (
         "import pathlib,sys; p=pathlib.Path(sys.argv[1]); "
@@ -209,11 +265,14 @@ async def test_direct_disk_write_is_reviewed_and_rejected(client, workspace, tmp
                 "request": "terminal/create",
                 "params": {
                     "sessionId": "$sessionId",
-                    "command": os.sys.executable,
+                    "command": sys.executable,
                     "args": ["-c", writer, "$cwd/calc.py"],
                 },
             },
-            {"request": "terminal/wait_for_exit", "params": {"sessionId": "$sessionId", "terminalId": "term_1"}},
+            {
+                "request": "terminal/wait_for_exit",
+                "params": {"sessionId": "$sessionId", "terminalId": "term_1"},
+            },
             {"sleep": 0.6},
         ],
     }
@@ -250,12 +309,17 @@ def _read_permission_script(path: str) -> dict[str, Any]:
     return {
         "protocol": 1,
         "on_prompt": [
-            {"request": "session/request_permission", "params": {"sessionId": "$sessionId", "toolCall": tool_call, "options": options}}
+            {
+                "request": "session/request_permission",
+                "params": {"sessionId": "$sessionId", "toolCall": tool_call, "options": options},
+            }
         ],
     }
 
 
-async def test_always_allow_rule_answers_the_next_request_in_a_new_session(client, workspace, tmp_path, state_dir):
+async def test_always_allow_rule_answers_the_next_request_in_a_new_session(
+    client, workspace, tmp_path, state_dir
+):
     log = tmp_path / "agent.jsonl"
     client.answer_permission = lambda p: {"optionId": "always"}
     script = _read_permission_script(str(workspace / "README.md"))
@@ -270,7 +334,11 @@ async def test_always_allow_rule_answers_the_next_request_in_a_new_session(clien
     assert len(client.permission_requests) == 1, "the rule should have answered"
     outcomes = [r["outcome"] for r in results(log) if isinstance(r, dict) and "outcome" in r]
     assert outcomes[-1] == {"outcome": "selected", "optionId": "once"}
-    autos = [p["update"] for p in notifications(client, "acpls/sessionUpdate") if p["update"]["sessionUpdate"] == "auto_permission"]
+    autos = [
+        p["update"]
+        for p in notifications(client, "acpls/sessionUpdate")
+        if p["update"]["sessionUpdate"] == "auto_permission"
+    ]
     assert autos and autos[-1]["ruleId"] == rules["rules"][0]["ruleId"]
     removed = await command(client, "acpls.removeRule", {"ruleId": rules["rules"][0]["ruleId"]})
     assert removed["rules"] == []

@@ -84,7 +84,12 @@ async def test_generic_prompt_follows_with_show_document(client, workspace: Path
 def _basic_steps() -> dict[str, Any]:
     return {
         "on_prompt": [
-            {"update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hi"}}},
+            {
+                "update": {
+                    "sessionUpdate": "agent_message_chunk",
+                    "content": {"type": "text", "text": "Hi"},
+                }
+            },
             {
                 "update": {
                     "sessionUpdate": "tool_call",
@@ -95,7 +100,13 @@ def _basic_steps() -> dict[str, Any]:
                     "locations": [{"path": "$cwd/README.md", "line": 3}],
                 }
             },
-            {"update": {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed"}},
+            {
+                "update": {
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": "c1",
+                    "status": "completed",
+                }
+            },
         ]
     }
 
@@ -115,7 +126,9 @@ async def test_generic_permission_offers_every_option_in_order(
     assert permission_answers(log) == [{"outcome": {"outcome": "selected", "optionId": "team"}}]
 
 
-async def test_generic_dismissed_permission_selects_reject_once(client, workspace: Path, tmp_path: Path):
+async def test_generic_dismissed_permission_selects_reject_once(
+    client, workspace: Path, tmp_path: Path
+):
     log = tmp_path / "agent.jsonl"
     await start(client, workspace, scripted(permission_script(1), log), custom=False)
     await command(client, "acpls.prompt", {"text": "fix it"})
@@ -161,7 +174,12 @@ async def test_fs_read_answers_from_unsaved_buffer(client, workspace: Path, tmp_
         "on_prompt": [
             {
                 "request": "fs/read_text_file",
-                "params": {"sessionId": "$sessionId", "path": "$cwd/calc.py", "line": 2, "limit": 1},
+                "params": {
+                    "sessionId": "$sessionId",
+                    "path": "$cwd/calc.py",
+                    "line": 2,
+                    "limit": 1,
+                },
                 "expect": {"content": "    return a * b  # unsaved\n"},
             }
         ],
@@ -218,7 +236,9 @@ async def test_fs_write_lands_through_apply_edit(client, workspace: Path, tmp_pa
     assert kinds == ["CreateFile", "TextDocumentEdit"]
 
 
-async def test_relative_path_is_refused_with_invalid_params(client, workspace: Path, tmp_path: Path):
+async def test_relative_path_is_refused_with_invalid_params(
+    client, workspace: Path, tmp_path: Path
+):
     log = tmp_path / "agent.jsonl"
     script = {
         "protocol": 1,
@@ -268,14 +288,23 @@ async def test_garbage_on_agent_stdout_does_not_break_the_connection(
         "on_prompt": [
             {"raw": "this is not JSON"},
             {"raw": '{"jsonrpc": "2.0", "id": 99, "method": 5}'},
-            {"update": {"sessionUpdate": "agent_message", "messageId": "m1", "content": [{"type": "text", "text": "still here"}]}},
+            {
+                "update": {
+                    "sessionUpdate": "agent_message",
+                    "messageId": "m1",
+                    "content": [{"type": "text", "text": "still here"}],
+                }
+            },
         ],
     }
     await start(client, workspace, scripted(script, log))
     result = await command(client, "acpls.prompt", {"text": "hi"})
     assert result["stopReason"] == "end_turn"
     updates = [p["update"] for p in notifications(client, "acpls/sessionUpdate")]
-    assert any(u.get("sessionUpdate") == "message" and u["content"][0]["text"] == "still here" for u in updates)
+    assert any(
+        u.get("sessionUpdate") == "message" and u["content"][0]["text"] == "still here"
+        for u in updates
+    )
     errors = [m for m in agent_log(log) if "error" in m and m.get("id") == 99]
     assert errors and errors[0]["error"]["code"] == -32600
 
@@ -322,7 +351,9 @@ async def test_custom_mode_sends_normalised_updates_and_follow(
 
 
 @pytest.mark.parametrize("protocol", [1, 2])
-async def test_custom_permission_with_preview(client, workspace: Path, tmp_path: Path, protocol: int):
+async def test_custom_permission_with_preview(
+    client, workspace: Path, tmp_path: Path, protocol: int
+):
     log = tmp_path / "agent.jsonl"
     client.answer_permission = lambda p: {"optionId": "later"}
     await start(client, workspace, scripted(permission_script(protocol), log))
@@ -349,7 +380,11 @@ async def test_custom_permission_dismissed_with_null(client, workspace: Path, tm
 
 async def test_v2_unknown_update_types_are_forwarded_raw(client, workspace: Path, tmp_path: Path):
     log = tmp_path / "agent.jsonl"
-    odd = {"sessionUpdate": "_acme_progress", "percent": 40, "_meta": {"zed.dev": 1, "_x": 2, "class": 3}}
+    odd = {
+        "sessionUpdate": "_acme_progress",
+        "percent": 40,
+        "_meta": {"zed.dev": 1, "_x": 2, "class": 3},
+    }
     script = {"protocol": 2, "on_prompt": [{"update": odd}]}
     await start(client, workspace, scripted(script, log))
     await command(client, "acpls.prompt", {"text": "hi"})
@@ -360,5 +395,7 @@ async def test_v2_unknown_update_types_are_forwarded_raw(client, workspace: Path
 async def test_initialize_result_advertises_acpls(client, workspace: Path):
     result = await start(client, workspace, "demo")
     assert result.capabilities.experimental == {"acpls": {"version": 1}}
-    commands = result.capabilities.execute_command_provider.commands
+    provider = result.capabilities.execute_command_provider
+    assert provider is not None
+    commands = provider.commands
     assert {"acpls.newSession", "acpls.prompt", "acpls.cancel", "acpls.setFollow"} <= set(commands)

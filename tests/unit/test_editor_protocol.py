@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import attrs
+import cattrs
 import pytest
 
 from acpls.editor import messages
@@ -14,7 +15,9 @@ from acpls.editor import messages
 ROOT = Path(__file__).resolve().parents[2]
 PROTOCOL = (ROOT / "editors" / "protocol.md").read_text(encoding="utf-8")
 FIXTURES = sorted((ROOT / "editors" / "fixtures").glob("*.json"))
-NORMALISED_KINDS = re.findall(r"^\| `([a-z_]+)` \|", PROTOCOL.split("### 5.4")[1].split("###")[0], re.M)
+NORMALISED_KINDS = re.findall(
+    r"^\| `([a-z_]+)` \|", PROTOCOL.split("### 5.4")[1].split("###")[0], re.M
+)
 
 
 def _section(method: str) -> str:
@@ -79,7 +82,7 @@ def test_unknown_update_fixture_is_forwarded_raw() -> None:
 
 
 def test_wrong_field_is_rejected() -> None:
-    with pytest.raises(Exception):
+    with pytest.raises(cattrs.BaseValidationError):
         messages.from_json(messages.FOLLOW_AGENT, {"sessionId": "s", "uri": "file:///a"})
-    with pytest.raises(Exception):
+    with pytest.raises(cattrs.BaseValidationError):
         messages.from_json(messages.FOLLOW_STATE, {"enabled": True, "bogus": 1})

@@ -43,7 +43,9 @@ def test_line_reader_splits_lines_across_chunks() -> None:
     assert reader.finish() == b'{"c":3'
 
 
-def test_line_reader_drops_an_over_long_line_and_keeps_going(caplog: pytest.LogCaptureFixture) -> None:
+def test_line_reader_drops_an_over_long_line_and_keeps_going(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     lines: list[bytes] = []
     reader = LineReader(lines.append, max_line=10)
     reader.feed(b"x" * 8)
@@ -153,7 +155,13 @@ async def test_error_response_raises_acp_error_with_code() -> None:
     task = asyncio.ensure_future(wire.protocol.request("session/prompt", {}))
     await asyncio.sleep(0)
     msg_id = wire.sent[0]["id"]
-    wire.feed({"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32000, "message": "Authentication required"}})
+    wire.feed(
+        {
+            "jsonrpc": "2.0",
+            "id": msg_id,
+            "error": {"code": -32000, "message": "Authentication required"},
+        }
+    )
     with pytest.raises(AcpError) as info:
         await task
     assert info.value.code == -32000

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from acpls import __version__
-from acpls.acp.converter import initialize_params
+from acpls.acp.converter import VersionMode, initialize_params
 from acpls.acp.process import AgentProcess, AgentState
 from acpls.acp.transport import (
     INTERNAL_ERROR,
@@ -60,7 +60,7 @@ class AgentConnection:
         self.protocol.handlers.update(requests)
         self.protocol.notification_handlers.update(notifications)
 
-    async def open(self, version_mode: str | int, *, terminal: bool = True) -> dict[str, Any]:
+    async def open(self, version_mode: VersionMode, *, terminal: bool = True) -> dict[str, Any]:
         await self.process.start()
         params = initialize_params(
             version_mode,

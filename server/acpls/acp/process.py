@@ -208,7 +208,7 @@ class AgentProcess:
                     await self._exited_within(grace)
         # The leader may be gone while children linger in its group.
         self._signal_group(signal.SIGKILL)
-        await self._tasks.aclose(timeout=grace)
+        await self._tasks.aclose(grace=grace)
 
     async def _exited_within(self, seconds: float) -> bool:
         assert self._proc

@@ -145,7 +145,11 @@ class AgentRequests:
         if rule is not None:
             update["ruleId"] = rule.rule_id
         self.hub.router.send_update(session, update)
-        logger.info("permission for %r answered by %s", tool_call.get("title"), rule.rule_id if rule else "autoApprove")
+        logger.info(
+            "permission for %r answered by %s",
+            tool_call.get("title"),
+            rule.rule_id if rule else "autoApprove",
+        )
         return perm.selected(option_id)
 
     def _remember_choice(
@@ -206,13 +210,17 @@ class AgentRequests:
         tool_call: dict[str, Any],
     ) -> dict[str, Any]:
         preview = self._preview(tool_call)
-        title = params.get("title") if isinstance(params.get("title"), str) else tool_call.get("title")
+        title = (
+            params.get("title") if isinstance(params.get("title"), str) else tool_call.get("title")
+        )
         request = msg.RequestPermissionParams(
             sessionId=session.id,
             toolCall=tool_call,
             options=pending.options,
             title=title,
-            description=params.get("description") if isinstance(params.get("description"), str) else None,
+            description=params.get("description")
+            if isinstance(params.get("description"), str)
+            else None,
             subject=params.get("subject") if isinstance(params.get("subject"), dict) else None,
             preview=preview.edit if preview is not None else None,
             previewProblems=(preview.problems or None) if preview is not None else None,
@@ -221,7 +229,11 @@ class AgentRequests:
         result = await self.hub.editor.request(
             msg.REQUEST_PERMISSION, request, pending.editor_msg_id
         )
-        option_id = result.get("optionId") if isinstance(result, dict) else getattr(result, "optionId", None)
+        option_id = (
+            result.get("optionId")
+            if isinstance(result, dict)
+            else getattr(result, "optionId", None)
+        )
         return perm.outcome_for_option_id(pending.options, option_id)
 
     async def _ask_generic(
@@ -276,7 +288,11 @@ class AgentRequests:
             return os.path.normpath(path)
         question = (
             f"The agent wants to {action} {path}, outside the workspace"
-            + (f" (really {decision.resolved})" if decision.resolved != os.path.normpath(path) else "")
+            + (
+                f" (really {decision.resolved})"
+                if decision.resolved != os.path.normpath(path)
+                else ""
+            )
             + ". Allow it for this session?"
         )
         try:
@@ -321,7 +337,9 @@ class AgentRequests:
         self.hub.review.before_write(session, path, old if exists else None)
         applied, reason = await self.hub.editor.apply_edit(edit, f"Agent: write {path}")
         if not applied:
-            raise AcpError(INTERNAL_ERROR, f"the editor did not apply the write to {path}: {reason}")
+            raise AcpError(
+                INTERNAL_ERROR, f"the editor did not apply the write to {path}: {reason}"
+            )
         self.hub.review.after_write(path, content)
         self._read_texts[path] = content
         if session.top_level and first_line is not None:
@@ -386,7 +404,9 @@ class AgentRequests:
         if not edits:
             return None, None
         first_line = edits[0]["range"]["start"]["line"]
-        return {"documentChanges": [{"textDocument": {"uri": uri, "version": None}, "edits": edits}]}, first_line
+        return {
+            "documentChanges": [{"textDocument": {"uri": uri, "version": None}, "edits": edits}]
+        }, first_line
 
     # -- terminals (ACP v1: client-owned) ---------------------------------------------------------
     def _terminal_output(self, session_id: str, terminal_id: str, data: bytes) -> None:

@@ -34,7 +34,7 @@ class EditorPort(Protocol):
         ...
 
     async def request(self, method: str, params: Any, msg_id: str) -> Any:
-        """Send an acpls/* request with the given id (so it can be cancelled) and await its result."""
+        """Send an acpls/* request with the given id (so it can be cancelled); await its result."""
         ...
 
     def cancel_request(self, msg_id: str) -> None:

@@ -98,7 +98,7 @@ class FlushScheduler:
         self._flush = flush
         self.interval = interval
         self._last = 0.0
-        self._handle: asyncio.TimerHandle | None = None
+        self._handle: asyncio.Handle | None = None
 
     def poke(self) -> None:
         if self._handle is not None:

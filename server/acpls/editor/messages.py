@@ -1,7 +1,8 @@
 """The custom `acpls/*` messages, as attrs classes, and the one table of method names.
 
-Field names are the JSON names on the wire (so no renaming layer can drift). A field whose value is
-`None` is left out of the JSON: in this protocol an absent key means "unknown" (editors/protocol.md).
+Field names are the JSON names on the wire (so no renaming layer can drift). A field whose value
+is `None` is left out of the JSON: in this protocol an absent key means "unknown"
+(editors/protocol.md).
 Every class here is documented in editors/protocol.md and has golden fixtures in editors/fixtures/;
 tests/unit/test_editor_protocol.py fails when the three disagree.
 """
@@ -109,9 +110,7 @@ METHODS: dict[str, MethodSpec] = {
     for spec in (
         MethodSpec(FOLLOW_AGENT, FollowAgentParams, "notification"),
         MethodSpec(FOLLOW_STATE, FollowStateParams, "notification"),
-        MethodSpec(
-            REQUEST_PERMISSION, RequestPermissionParams, "request", RequestPermissionResult
-        ),
+        MethodSpec(REQUEST_PERMISSION, RequestPermissionParams, "request", RequestPermissionResult),
         MethodSpec(SESSION_UPDATE, SessionUpdateParams, "notification"),
         MethodSpec(TERMINAL_UPDATE, TerminalUpdateParams, "notification"),
         MethodSpec(TERMINAL_OUTPUT, TerminalOutputParams, "notification"),
