@@ -58,12 +58,13 @@ stress: $(STAMP)
 clean:
 	rm -rf $(VENV) .cache build dist test-artifacts
 
-# Front ends bring their own targets: test-nvim, demo-nvim (neovim/neovim.mk) and
-# test-vscode, test-ts, vsix (vscode-extension/vscode.mk).
+# Front ends bring their own targets: test-nvim, demo-nvim (neovim/neovim.mk); test-vscode,
+# test-ts, vsix (vscode-extension/vscode.mk); test-editors, test-interop (editors/editors.mk).
 -include neovim/neovim.mk
 -include vscode-extension/vscode.mk
+-include editors/editors.mk
 
-TEST_TARGETS := test-python $(NVIM_TEST_TARGETS) $(VSCODE_TEST_TARGETS)
+TEST_TARGETS := test-python $(NVIM_TEST_TARGETS) $(EDITORS_TEST_TARGETS) $(VSCODE_TEST_TARGETS)
 test: $(TEST_TARGETS)
 	@echo "all test suites passed: $(TEST_TARGETS)"
 
