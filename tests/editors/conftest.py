@@ -15,6 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.conftest import client, server_env, state_dir, workspace
+
+__all__ = ["client", "server_env", "state_dir", "workspace"]
+
 REPO = Path(__file__).resolve().parents[2]
 EDITORS = REPO / "editors"
 DEMO_WORKSPACE = REPO / "server" / "acpls" / "demo" / "workspace"
