@@ -304,5 +304,17 @@ Code actions come here; a prompt reports its end like `acpls-prompt'."
                     (when (equal name "acpls.prompt")
                       (lambda (result error) (acpls--turn-ended server result error))))))
 
+;; eglot 1.15 and later run code actions through `eglot-execute' instead.
+(when (cl-generic-p 'eglot-execute)
+  (cl-defmethod eglot-execute ((server acpls-eglot-server) action)
+    "Run ACTION's acpls command on SERVER without blocking.
+ACTION is a Command, or a CodeAction that carries one and no edit."
+    (let* ((inner (plist-get action :command))
+           (command (if (stringp inner) action inner)))
+      (if (and (stringp (plist-get command :command)) (not (plist-get action :edit)))
+          (eglot-execute-command server (plist-get command :command)
+                                 (plist-get command :arguments))
+        (cl-call-next-method)))))
+
 (provide 'acpls-eglot)
 ;;; acpls-eglot.el ends here

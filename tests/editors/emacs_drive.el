@@ -36,10 +36,12 @@
     ""))
 
 (defun drive--finish (code)
-  (let ((server (ignore-errors (acpls--server))))
-    (when (and server (not (zerop code)))
-      (drive--add "events" (drive--tail (jsonrpc-events-buffer server)))
-      (drive--add "stderr" (drive--tail (jsonrpc-stderr-buffer server)))))
+  "Write the report and exit with CODE; on failure, add the LSP events and acpls' stderr."
+  (unless (zerop code)
+    (dolist (buffer (buffer-list))
+      (let ((name (buffer-name buffer)))
+        (cond ((string-match-p "stderr\\*\\'" name) (drive--add "stderr" (drive--tail buffer)))
+              ((string-match-p "events\\*\\'" name) (drive--add "events" (drive--tail buffer)))))))
   (drive--add "prompts" (vconcat (reverse drive--prompts)))
   (drive--add "shown" (vconcat (reverse drive--shown)))
   (drive--add "messages" (vconcat (reverse drive--messages)))
@@ -55,6 +57,15 @@
     (unless (funcall predicate)
       (drive--add "timeout" what)
       (drive--finish 3))))
+
+;; eglot signals from the process sentinel when acpls dies, which ends a batch Emacs at once:
+;; report it instead, with acpls' stderr.
+(advice-add 'jsonrpc--process-sentinel :around
+            (lambda (sentinel &rest args)
+              (condition-case err
+                  (apply sentinel args)
+                (error (drive--add "lispError" (error-message-string err))
+                       (drive--finish 2)))))
 
 ;; The user: answers the permission prompt, and nothing else may ask anything.
 (setq completing-read-function

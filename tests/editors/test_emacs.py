@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from tests.editors.conftest import DEMO_WORKSPACE, EDITORS, require_program, wait_no_processes_in
 
 CONFIG = EDITORS / "emacs" / "acpls-eglot.el"
@@ -84,7 +85,7 @@ def run_emacs(
     )
     report = json.loads(report_path.read_text()) if report_path.exists() else {}
     output = done.stdout + done.stderr
-    assert done.returncode == 0, f"emacs exited {done.returncode}: {report}\n{output[-4000:]}"
+    assert done.returncode == 0, f"emacs exited {done.returncode}: {report}\n{output[-3000:]}"
     return EmacsRun(report, workspace, state, output)
 
 

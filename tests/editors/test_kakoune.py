@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 import time
 import tomllib
 from collections.abc import Callable, Iterator
@@ -45,9 +47,11 @@ class Kakoune:
         self.program = require_program("kak")
         self.dir = tmp_path
         self.log = tmp_path / "lsp-execute-command.log"
-        self.session = f"acpls-test-{os.getpid()}-{time.monotonic_ns()}"
-        runtime = tmp_path / "run"
-        runtime.mkdir(mode=0o700)
+        self.session = f"acpls-{os.getpid()}-{time.monotonic_ns() % 10**9}"
+        # The session's socket lives here: a unix socket path must stay under 108 bytes, which
+        # pytest's (xdist) temporary directories can exceed.
+        self.runtime = Path(tempfile.mkdtemp(prefix="kak-"))
+        runtime = self.runtime
         self.env = {
             **os.environ,
             "XDG_RUNTIME_DIR": str(runtime),
@@ -114,6 +118,7 @@ class Kakoune:
         except subprocess.TimeoutExpired:
             self.daemon.kill()
             self.daemon.wait()
+        shutil.rmtree(self.runtime, ignore_errors=True)
 
 
 @pytest.fixture
