@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from tests.e2e.conftest import client, server_env, state_dir, workspace
 
 __all__ = ["client", "server_env", "state_dir", "workspace"]

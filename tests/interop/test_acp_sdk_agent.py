@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from tests.e2e.conftest import as_dict, command, notifications, start
 from tests.interop.conftest import ECHO_AGENT, require
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from pygls.exceptions import JsonRpcException
+
 from tests.e2e.conftest import as_dict, command, notifications, start
 from tests.interop.conftest import CLAUDE_ACP, require
 
