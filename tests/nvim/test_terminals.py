@@ -110,3 +110,25 @@ def test_enter_on_a_terminal_or_location_line_in_the_chat_opens_it(editor_factor
     ed.wait("return vim.fn.expand('%:t') == 'README.md'", what="README.md opened")
     assert ed.nvim.current.window.handle == code_win
     assert ed.lua("return vim.api.nvim_win_get_cursor(0)[1]") == 1
+
+
+def test_same_terminal_id_in_two_sessions_and_a_wiped_buffer(plain_nvim):
+    result = plain_nvim.exec_lua(
+        """
+        local terms = require('acpls.terminals')
+        terms.on_update({sessionId = 's1', terminalId = 't', command = 'ls'}, {})
+        terms.on_update({sessionId = 's2', terminalId = 't', command = 'ls'}, {})
+        local list = terms.list()
+        local names = {vim.api.nvim_buf_get_name(list[1].buf), vim.api.nvim_buf_get_name(list[2].buf)}
+        vim.api.nvim_buf_delete(list[1].buf, {force = true})
+        terms.on_output({sessionId = 's1', terminalId = 't', text = 'after wipe\\n'}, {})
+        vim.wait(100)
+        local t = terms.list()[1]
+        return {names = names, valid = vim.api.nvim_buf_is_valid(t.buf),
+                lines = vim.tbl_filter(function(l) return l ~= '' end, T.lines(t.buf))}
+        """
+    )
+    assert result["names"][0] == "acpls://terminal/t: ls [running]"
+    assert result["names"][1] == "acpls://terminal/s2/t: ls [running]"
+    assert result["valid"] is True
+    assert result["lines"] == ["after wipe"]

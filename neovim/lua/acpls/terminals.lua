@@ -29,13 +29,22 @@ local function buf_name(t)
   return ('acpls://terminal/%s: %s [%s]'):format(t.terminalId, t.command or '?', status_text(t))
 end
 
+-- Name the buffer after the terminal; two sessions may use the same terminal id, so the session
+-- goes into the name when the short one is taken.
+local function set_name(t)
+  if not pcall(vim.api.nvim_buf_set_name, t.buf, buf_name(t)) then
+    local long = buf_name(t):gsub('^acpls://terminal/', 'acpls://terminal/' .. tostring(t.sessionId) .. '/')
+    pcall(vim.api.nvim_buf_set_name, t.buf, long)
+  end
+end
+
 local function open(t)
   local buf = vim.api.nvim_create_buf(false, true)
   t.buf = buf
   t.chan = vim.api.nvim_open_term(buf, {})
   vim.b[buf].acpls_terminal = t.terminalId
   vim.b[buf].acpls_session = t.sessionId
-  pcall(vim.api.nvim_buf_set_name, buf, buf_name(t))
+  set_name(t)
 end
 
 local function get(sid, tid)
@@ -51,6 +60,9 @@ local function get(sid, tid)
       modeline = false,
       data = { sessionId = sid, terminalId = tid, buf = t.buf },
     })
+  elseif not vim.api.nvim_buf_is_valid(t.buf) then
+    -- The user wiped the buffer: later output goes to a new one.
+    open(t)
   end
   return t
 end
@@ -63,7 +75,7 @@ local function reset(t)
     vim.api.nvim_win_set_buf(win, t.buf)
   end
   pcall(vim.api.nvim_buf_delete, old, { force = true })
-  pcall(vim.api.nvim_buf_set_name, t.buf, buf_name(t))
+  set_name(t)
   t.exit_noted = false
 end
 
@@ -110,7 +122,7 @@ function M.on_update(params, _ctx)
   t.released = params.released
   local name = buf_name(t)
   if name ~= before then
-    pcall(vim.api.nvim_buf_set_name, t.buf, name)
+    set_name(t)
     require('acpls.chat').refresh_terminal(t.sessionId, t.terminalId, function(tid)
       return M.describe(t.sessionId, tid)
     end)
