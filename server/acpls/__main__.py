@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import os
 import sys
@@ -39,11 +40,14 @@ def main(argv: list[str] | None = None) -> int:
         code = asyncio.run(serve_stdio(server))
     except KeyboardInterrupt:
         code = 130
+    except SystemExit as exc:  # pygls' `exit` handler may exit from inside the loop
+        code = exc.code if isinstance(exc.code, int) else 1
     # The agent and every terminal are stopped by now. Leave at once: interpreter shutdown would
     # wait for idle worker threads (watchfiles' anyio workers) for up to a second or more, and an
     # editor sees a server that lingers after `exit` as hung.
     logging.shutdown()
-    sys.stdout.flush()
+    with contextlib.suppress(OSError, ValueError):  # stdout may be closed already
+        sys.stdout.flush()
     os._exit(code)
 
 

@@ -158,9 +158,13 @@ class TurnWatcher:
         if task is None:
             self._remembered.clear()
             return
-        if flush and not task.done():
-            await asyncio.sleep((self._debounce_ms + 100) / 1000)
-        self._stop.set()
+        try:
+            if flush and not task.done():
+                await asyncio.sleep((self._debounce_ms + 100) / 1000)
+        finally:
+            # Even when cancelled (acpls exiting mid-turn): the watch runs in a worker thread that
+            # only this event stops, and the interpreter would wait for that thread at exit.
+            self._stop.set()
         try:
             await asyncio.wait_for(asyncio.shield(task), 2.0)
         except TimeoutError:
