@@ -28,18 +28,7 @@ def main() -> int:
     args = parser.parse_args()
     out = args.out or run.RESULTS_DIR / f"profile-{args.scenario}-v{args.protocol}.txt"
     out.parent.mkdir(exist_ok=True)
-    run.RELAYS["profiled"] = [
-        run.PY,
-        "-m",
-        "pyinstrument",
-        "-r",
-        "text",
-        "--show-all",
-        "-o",
-        str(out),
-        "-m",
-        "acpls",
-    ]
+    run.RELAYS["profiled"] = [run.PY, str(run.BENCH / "profiled_acpls.py"), str(out)]
     ctx = run.Context()
     try:
         relay = ctx.relay("profiled", args.protocol)

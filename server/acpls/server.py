@@ -11,7 +11,7 @@ import contextlib
 import logging
 import re
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import (
@@ -23,10 +23,12 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
 
 from acpls import __version__
-from acpls.core.hub import CommandError, Hub
 from acpls.editor.messages import register_message_hooks
 from acpls.editor.port import LspEditorPort
 from acpls.translate.uris import uri_to_path
+
+if TYPE_CHECKING:
+    from acpls.core.hub import Hub
 
 logger = logging.getLogger(__name__)
 
@@ -89,7 +91,32 @@ class AcplsServer(LanguageServer):
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
         self.port = LspEditorPort(self)
-        self.hub = Hub(self.port)
+        self._hub: Hub | None = None
+        self._initialization_options: Any = None
+
+    @property
+    def hub(self) -> Hub:
+        """The core, imported and built on first use: `initialize` does not need it (the hub
+        pulls in ACP, the models and the services), so the editor gets its result sooner. The
+        settings from `initialize` are applied as it is built, before anything can use it."""
+        if self._hub is None:
+            from acpls.core.hub import Hub
+
+            self._hub = Hub(self.port)
+            options, self._initialization_options = self._initialization_options, None
+            if options is not None:
+                for problem in self._hub.configure(options):
+                    logger.warning("%s", problem)
+        return self._hub
+
+    def defer_configuration(self, options: Any) -> None:
+        """Keep the `initialize` settings and build the hub just after the result is sent."""
+        self._initialization_options = options if options is not None else {}
+        asyncio.get_running_loop().call_soon(lambda: self.hub)
+
+    async def close_hub(self) -> None:
+        if self._hub is not None:
+            await self._hub.aclose()
 
     def workspace_roots(self) -> list[str]:
         try:
@@ -155,7 +182,7 @@ def _is_range(rng: Any) -> bool:
     return isinstance(rng, dict) and pos(rng.get("start")) and pos(rng.get("end"))
 
 
-CommandHandler = Callable[[Hub, dict[str, Any]], Awaitable[Any]]
+CommandHandler = Callable[["Hub", dict[str, Any]], Awaitable[Any]]
 
 
 async def _new_session(hub: Hub, args: dict[str, Any]) -> Any:
@@ -207,6 +234,8 @@ async def _load_session(hub: Hub, args: dict[str, Any]) -> Any:
 
 async def _authenticate(hub: Hub, args: dict[str, Any]) -> Any:
     if not await hub.authenticate(None, _string(args, "methodId")):
+        from acpls.core.hub import CommandError
+
         raise CommandError("sign-in did not complete", -32000)
     return None
 
@@ -294,6 +323,8 @@ COMMANDS: dict[str, CommandHandler] = {
 
 def _command_adapter(handler: CommandHandler) -> Callable[..., Awaitable[Any]]:
     async def run(ls: AcplsServer, *args: Any) -> Any:
+        from acpls.core.hub import CommandError  # loaded with the hub
+
         arg = _argument(args[0] if len(args) == 1 else list(args))
         try:
             return await handler(ls.hub, arg)
@@ -360,9 +391,7 @@ def create_server() -> AcplsServer:
 
     @server.feature(types.INITIALIZE)
     def on_initialize(ls: AcplsServer, params: types.InitializeParams) -> None:
-        options = params.initialization_options
-        for problem in ls.hub.configure(options if options is not None else {}):
-            logger.warning("%s", problem)
+        ls.defer_configuration(params.initialization_options)
 
     @server.feature(types.INITIALIZED)
     def on_initialized(ls: AcplsServer, params: types.InitializedParams) -> None:
@@ -390,7 +419,7 @@ def create_server() -> AcplsServer:
 
     @server.feature(types.SHUTDOWN)
     async def on_shutdown(ls: AcplsServer, params: Any) -> None:
-        await ls.hub.aclose()
+        await ls.close_hub()
 
     return server
 
@@ -402,4 +431,4 @@ async def serve_stdio(server: AcplsServer) -> int:
     try:
         return await run_stdio(server)
     finally:
-        await asyncio.wait_for(server.hub.aclose(), timeout=5)
+        await asyncio.wait_for(server.close_hub(), timeout=5)

@@ -5,6 +5,13 @@ waiting older state, consecutive text chunks of one message are joined, and stat
 (plan, usage, commands…) keep only the latest. A flush sends what waits, in order of first arrival.
 The first item after a quiet period goes out at once; within a window, items wait for its end,
 so a burst never floods the editor (about 60 flushes a second at most).
+
+A flush sends one message per waiting item, so a burst that touches many tool calls at once
+would still be many messages a flush. Each session therefore also has a message budget
+(`SESSION_MESSAGES_PER_SECOND`, with a small burst allowance): a session over budget keeps
+coalescing until it may send again, so the editor gets at most ~60 `acpls/sessionUpdate` a
+second per session (editors/protocol.md 5.4). `FlushScheduler.flush_now` (the end of a turn)
+sends everything regardless: the turn's result must follow all of its updates.
 """
 
 from __future__ import annotations
@@ -19,6 +26,10 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 FLUSH_INTERVAL = 0.016
+# Budget and allowance stay below the protocol's ~60 messages in any second with room for the
+# end of a turn, which sends whatever waits at once.
+SESSION_MESSAGES_PER_SECOND = 40.0
+SESSION_MESSAGE_BURST = 10.0
 
 _LATEST_ONLY = frozenset(
     {"plan", "available_commands", "modes", "config_options", "session_info", "usage"}
@@ -28,10 +39,18 @@ _LATEST_ONLY = frozenset(
 class UpdateQueue:
     """The waiting updates of one session."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        rate: float = SESSION_MESSAGES_PER_SECOND,
+        burst: float = SESSION_MESSAGE_BURST,
+    ) -> None:
         self._items: dict[Any, dict[str, Any]] = {}
         self._serial = itertools.count()
         self._last_chunk_key: Any = None
+        self._rate = rate
+        self._burst = burst
+        self._credit = burst  # messages this session may send now (negative: in debt)
+        self._credit_at = 0.0
 
     def __bool__(self) -> bool:
         return bool(self._items)
@@ -76,10 +95,31 @@ class UpdateQueue:
         return True
 
     def take(self) -> list[dict[str, Any]]:
+        """Everything waiting, whatever the budget (and charged to it)."""
         items = list(self._items.values())
         self._items.clear()
         self._last_chunk_key = None
+        self._credit -= len(items)
         return items
+
+    def take_paced(self, now: float) -> list[dict[str, Any]]:
+        """Everything waiting if the session's message budget allows a message now, else
+        nothing (the items keep coalescing; `ready_at` says when to try again)."""
+        self._refill(now)
+        if self._credit < 1.0:
+            return []
+        return self.take()
+
+    def ready_at(self, now: float) -> float:
+        """When the budget allows a message again (`now` if it does already)."""
+        self._refill(now)
+        return now if self._credit >= 1.0 else now + (1.0 - self._credit) / self._rate
+
+    def _refill(self, now: float) -> None:
+        if now > self._credit_at:
+            elapsed = now - self._credit_at
+            self._credit = min(self._burst, self._credit + elapsed * self._rate)
+            self._credit_at = now
 
 
 def _is_plain_text(content: Any) -> bool:
@@ -99,6 +139,7 @@ class FlushScheduler:
         self.interval = interval
         self._last = 0.0
         self._handle: asyncio.Handle | None = None
+        self.forced = False  # true during flush_now: paced queues send everything too
 
     def poke(self) -> None:
         if self._handle is not None:
@@ -120,11 +161,23 @@ class FlushScheduler:
         except Exception:
             logger.exception("flushing updates to the editor failed")
 
+    def wake_at(self, when: float) -> None:
+        """Run a flush at `when` (monotonic), unless one is scheduled already: something waits
+        that no new update may come to poke (a paced session's items)."""
+        if self._handle is not None:
+            return
+        loop = asyncio.get_running_loop()
+        self._handle = loop.call_later(max(0.0, when - time.monotonic()), self._run)
+
     def flush_now(self) -> None:
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
-        self._run()
+        self.forced = True
+        try:
+            self._run()
+        finally:
+            self.forced = False
 
     def close(self) -> None:
         if self._handle is not None:

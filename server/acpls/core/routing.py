@@ -8,6 +8,7 @@ editor waits in the session's queue until the pump flushes it (core/pump.py).
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
 from acpls.core.pump import UpdateQueue
@@ -288,8 +289,16 @@ class UpdateRouter:
     def _flush_queue(self, session_id: str, queue: UpdateQueue) -> None:
         if not queue:
             return
+        pump = self.hub.pump
+        if pump.forced:
+            updates = queue.take()
+        else:
+            now = time.monotonic()
+            updates = queue.take_paced(now)
+            if queue:  # over its message budget: the rest goes out when the budget allows
+                pump.wake_at(queue.ready_at(now))
         notify = self.hub.editor.notify
-        for update in queue.take():
+        for update in updates:
             notify(msg.SESSION_UPDATE, msg.SessionUpdateParams(sessionId=session_id, update=update))
 
     def close(self) -> None:
