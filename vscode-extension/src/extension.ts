@@ -30,6 +30,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Api> {
   const status = new StatusController(client);
   const panel = new AgentPanel(context, client, terminals, docs);
   status.onDidChangeAgent((agent) => panel.setAgent(agent));
+  permissions.onDidChangePending((count) => status.setPendingPermissions(count));
   panel.onBusyChange((busy) => {
     status.setBusy(busy);
     if (!busy) follow.turnEnded();
@@ -92,12 +93,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<Api> {
   });
   register("acpls.ui.statusMenu", async () => {
     const actions: { label: string; command: string }[] = [
+      ...(permissions.pending > 0 ? [{ label: `$(bell-dot) Show ${permissions.pending} waiting permission prompt(s)`, command: "notifications.showList" }] : []),
       { label: "$(comment-discussion) Open the agent panel", command: "acpls.ui.openPanel" },
       { label: follow.isEnabled ? "$(eye-closed) Stop following the agent" : "$(eye) Follow the agent", command: "acpls.ui.toggleFollow" },
       { label: "$(add) New session", command: "acpls.ui.newSession" },
       { label: "$(history) Load a session…", command: "acpls.ui.browseSessions" },
       { label: "$(stop-circle) Cancel the turn", command: "acpls.ui.cancel" },
       { label: "$(debug-restart) Restart acpls", command: "acpls.ui.restart" },
+      { label: "$(shield) Choose how permission prompts are shown", command: "acpls.ui.choosePermissionUi" },
       { label: "$(output) Show the log", command: "acpls.ui.showLog" },
     ];
     const picked = await vscode.window.showQuickPick(actions, { title: "acpls" });

@@ -14,6 +14,8 @@ import type { PermissionOption, RequestPermissionParams, RequestPermissionResult
 
 const SHOW_DIFF = "Show diff";
 const PREVIEW_EDIT = "Preview edit";
+/** The one notification button that leads to both, so the option buttons keep room for their names. */
+const DIFF_MENU = "Diff…";
 
 /** Read-only documents holding proposed (and baseline) texts for the diff editor. */
 export class VirtualDocuments implements vscode.TextDocumentContentProvider, vscode.Disposable {
@@ -114,12 +116,15 @@ export function previewWorkspaceEdit(params: RequestPermissionParams): vscode.Wo
   return edit;
 }
 
-type Choice = { option: PermissionOption } | { extra: typeof SHOW_DIFF | typeof PREVIEW_EDIT } | undefined;
+type Choice = { option: PermissionOption } | { extra: typeof SHOW_DIFF | typeof PREVIEW_EDIT; shown?: boolean } | undefined;
 
 export class PermissionController implements vscode.Disposable {
   /** Quick picks show one at a time; notifications stack by themselves. */
   private quickPickQueue: Promise<unknown> = Promise.resolve();
-  pending = 0;
+  private pendingCount = 0;
+  private readonly pendingEmitter = new vscode.EventEmitter<number>();
+  /** Fires with the number of prompts waiting for an answer. */
+  readonly onDidChangePending = this.pendingEmitter.event;
 
   constructor(
     private readonly client: AcplsClient,
@@ -129,15 +134,24 @@ export class PermissionController implements vscode.Disposable {
   }
 
   async ask(params: RequestPermissionParams, token: CancellationToken): Promise<RequestPermissionResult> {
-    this.pending += 1;
+    this.setPending(this.pendingCount + 1);
     try {
       const answer = await this.loop(params, token);
       const chosen = answer === null ? "dismissed" : params.options.find((o) => o.optionId === answer.optionId)?.name;
       this.client.log.info(`permission "${params.title ?? params.toolCall.title ?? params.toolCall.toolCallId}": ${chosen}`);
       return answer;
     } finally {
-      this.pending -= 1;
+      this.setPending(this.pendingCount - 1);
     }
+  }
+
+  get pending(): number {
+    return this.pendingCount;
+  }
+
+  private setPending(count: number): void {
+    this.pendingCount = count;
+    this.pendingEmitter.fire(count);
   }
 
   private async loop(params: RequestPermissionParams, token: CancellationToken): Promise<RequestPermissionResult> {
@@ -151,19 +165,28 @@ export class PermissionController implements vscode.Disposable {
       const choice = await raceCancellation(ui === "quickPick" ? this.quickPick(params, extras, token) : this.notification(params, extras), token);
       if (choice === undefined || token.isCancellationRequested) return null;
       if ("option" in choice) return { optionId: choice.option.optionId };
+      if (choice.shown === false) continue; // the "Diff…" menu was dismissed: ask again
       if (choice.extra === SHOW_DIFF) await showProposedDiffs(params, this.docs);
       else await vscode.workspace.applyEdit(previewWorkspaceEdit(params), { isRefactoring: true });
     }
   }
 
   private async notification(params: RequestPermissionParams, extras: (typeof SHOW_DIFF | typeof PREVIEW_EDIT)[]): Promise<Choice> {
-    type Item = vscode.MessageItem & { choice: Choice };
-    const items: Item[] = [
-      ...params.options.map((option) => ({ title: optionLabel(option), choice: { option } })),
-      ...extras.map((extra) => ({ title: extra, choice: { extra } })),
-    ];
+    type Item = vscode.MessageItem & { choice?: Choice };
+    const items: Item[] = params.options.map((option) => ({ title: optionLabel(option), choice: { option } }));
+    if (extras.length > 0) items.push({ title: DIFF_MENU });
     const picked = await vscode.window.showInformationMessage(`acpls: ${permissionMessage(params)}`, ...items);
-    return picked?.choice;
+    if (picked === undefined || picked.choice !== undefined) return picked?.choice;
+    // "Diff…": pick how to see the change; the prompt is shown again afterwards either way.
+    const how = await vscode.window.showQuickPick(
+      extras.map((extra) => ({
+        label: extra === SHOW_DIFF ? `$(diff) ${SHOW_DIFF}` : `$(eye) ${PREVIEW_EDIT}`,
+        description: extra === SHOW_DIFF ? "the proposed text against the current file" : "VS Code's Refactor Preview",
+        extra,
+      })),
+      { title: "acpls: see the proposed change" },
+    );
+    return { extra: how?.extra ?? SHOW_DIFF, shown: how !== undefined };
   }
 
   private quickPick(
@@ -208,7 +231,9 @@ export class PermissionController implements vscode.Disposable {
     return next;
   }
 
-  dispose(): void {}
+  dispose(): void {
+    this.pendingEmitter.dispose();
+  }
 }
 
 /** Resolves undefined as soon as the request is cancelled (a notification cannot be closed). */

@@ -16,6 +16,7 @@ export class StatusController implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
   private agent: AgentStatusParams | undefined;
   private busy = false;
+  private pendingPermissions = 0;
   private readonly changed = new vscode.EventEmitter<AgentInfo>();
   readonly onDidChangeAgent = this.changed.event;
   private readonly disposables: vscode.Disposable[] = [];
@@ -32,6 +33,12 @@ export class StatusController implements vscode.Disposable {
     });
     this.render();
     this.item.show();
+  }
+
+  /** Prompts waiting for an answer (a notification may have gone to the notification centre). */
+  setPendingPermissions(count: number): void {
+    this.pendingPermissions = count;
+    this.render();
   }
 
   setBusy(busy: boolean): void {
@@ -51,13 +58,19 @@ export class StatusController implements vscode.Disposable {
     }
     const state = this.agent?.state ?? "not started";
     const icon = this.busy ? "$(loading~spin)" : state === "failed" || state === "exited" ? "$(error)" : "$(hubot)";
-    this.item.text = `${icon} ${name}`;
+    this.item.text = `${icon} ${name}${this.pendingPermissions > 0 ? ` $(bell-dot) ${this.pendingPermissions}` : ""}`;
     const tooltip = new vscode.MarkdownString(undefined, true);
     tooltip.appendMarkdown(`**acpls** · agent \`${name}\`: ${state}`);
     if (this.agent?.protocolVersion !== undefined) tooltip.appendMarkdown(` · ACP v${this.agent.protocolVersion}`);
     if (this.agent?.message !== undefined) tooltip.appendMarkdown(`\n\n${this.agent.message.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, "\\$&")}`);
     this.item.tooltip = tooltip;
-    this.item.backgroundColor = state === "failed" ? new vscode.ThemeColor("statusBarItem.errorBackground") : undefined;
+    if (this.pendingPermissions > 0) tooltip.appendMarkdown(`\n\n${this.pendingPermissions} permission prompt(s) waiting for you`);
+    this.item.backgroundColor =
+      state === "failed"
+        ? new vscode.ThemeColor("statusBarItem.errorBackground")
+        : this.pendingPermissions > 0
+          ? new vscode.ThemeColor("statusBarItem.warningBackground")
+          : undefined;
   }
 
   dispose(): void {

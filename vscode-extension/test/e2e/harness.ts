@@ -132,7 +132,7 @@ export class VsCode {
     this.context = await chromium.launchPersistentContext(join(this.root, "chromium"), {
       executablePath: "/usr/bin/chromium",
       headless: true,
-      viewport: { width: 1440, height: 900 },
+      viewport: { width: 1600, height: 1000 },
       args: [
         "--no-sandbox",
         "--disable-gpu",

@@ -17,12 +17,22 @@ const env = readEnv();
 const vscode = new VsCode(env);
 let panel: FrameLocator;
 
-/** A test step that leaves a screenshot of the screen when it fails. */
+let failedStep: string | undefined;
+
+/**
+ * A step of the one session: it leaves a screenshot when it fails, and the steps after a failed one
+ * are skipped (each builds on the one before, so they would only wait out their timeouts).
+ */
 function step(name: string, body: () => Promise<void>): void {
-  test(name, async () => {
+  test(name, async (t) => {
+    if (failedStep !== undefined) {
+      t.skip(`needs the failed step "${failedStep}"`);
+      return;
+    }
     try {
       await body();
     } catch (error) {
+      failedStep = name;
       await vscode.screenshot(`FAILED-${name.replace(/[^a-z0-9]+/gi, "-").slice(0, 40)}`).catch(() => undefined);
       throw error;
     }
@@ -81,6 +91,7 @@ describe("acpls in VS Code", { timeout: 240_000 }, () => {
     const page = vscode.page;
     await vscode.command("acpls: Open the agent panel");
     panel = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+    await widenSideBar(page, 240);
     const prompt = panel.locator("textarea.prompt");
     await prompt.waitFor({ timeout: 30_000 });
     await prompt.click();
@@ -102,8 +113,8 @@ describe("acpls in VS Code", { timeout: 240_000 }, () => {
     const toast = page.locator(".notification-toast", { hasText: "acpls:" }).first();
     await toast.waitFor({ timeout: 60_000 });
     await panel.locator(".tool", { hasText: "Fix subtract()" }).waitFor({ timeout: 10_000 });
-    // Every option the demo offers (the agent's names say their kinds), and the two preview actions.
-    for (const label of ["Allow", "Reject", "Show diff", "Preview edit"]) {
+    // Every option the demo offers (the agent's names say their kinds), and the way to the diff.
+    for (const label of ["Allow", "Always allow", "Reject", "Diff…"]) {
       await toast.locator(".monaco-button", { hasText: label }).first().waitFor({ timeout: 5_000 });
     }
     await vscode.screenshot("permission-prompt");
@@ -116,7 +127,8 @@ describe("acpls in VS Code", { timeout: 240_000 }, () => {
     await vscode.screenshot("follow-decoration");
 
     // Show diff: the diff editor shows the proposed text against the current file.
-    await toast.locator(".monaco-button", { hasText: "Show diff" }).click();
+    await toast.locator(".monaco-button", { hasText: "Diff…" }).click();
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: "Show diff" }).first().click();
     const diff = page.locator(".monaco-diff-editor").first();
     await diff.waitFor({ timeout: 20_000 });
     await diff.locator(".editor.modified .view-line", { hasText: "return a - b" }).first().waitFor({ timeout: 10_000 });
@@ -159,6 +171,9 @@ describe("acpls in VS Code", { timeout: 240_000 }, () => {
 
   step("the agent's change is listed for review and rejected from its CodeLens", async () => {
     const page = vscode.page;
+    // The view starts collapsed (the conversation gets the room); the activity bar badge counts hunks.
+    const header = page.locator(".pane-header", { hasText: "Agent changes" }).first();
+    if ((await header.getAttribute("aria-expanded")) === "false") await header.click();
     const hunk = page.locator(".monaco-list-row", { hasText: "line 11: +1 -1" }).first();
     await hunk.waitFor({ timeout: 20_000 });
     await page.locator(".monaco-list-row", { hasText: "modified +1 -1" }).first().waitFor({ timeout: 5_000 });
@@ -180,6 +195,23 @@ describe("acpls in VS Code", { timeout: 240_000 }, () => {
     await vscode.screenshot("review-rejected");
   });
 
+  step("Ask agent about selection attaches the selected lines to the next prompt", async () => {
+    const page = vscode.page;
+    await page.locator(".editor-group-container.active .view-line", { hasText: "def subtract" }).first().click();
+    await page.keyboard.press("Home");
+    await page.keyboard.press("Shift+ArrowDown");
+    await page.keyboard.press("Shift+ArrowDown");
+    await page.keyboard.press("Shift+End");
+    // The editor's context menu has the entry while there is a selection.
+    await page.locator(".editor-group-container.active .view-line", { hasText: "return a + b" }).nth(1).click({ button: "right" });
+    const entry = page.locator(".monaco-menu .action-item", { hasText: "Ask agent about selection" }).first();
+    await entry.waitFor({ timeout: 10_000 });
+    await vscode.screenshot("editor-context-menu");
+    await entry.click();
+    await panel.locator(".chip", { hasText: "calc.py:9-11" }).waitFor({ timeout: 10_000 });
+    await vscode.screenshot("ask-about-selection");
+  });
+
   step("typing / in the prompt box completes the agent's commands", async () => {
     const prompt = panel.locator("textarea.prompt");
     await prompt.click();
@@ -199,6 +231,8 @@ describe("acpls in VS Code", { timeout: 240_000 }, () => {
     const prompt = panel.locator("textarea.prompt");
     await prompt.fill("Fix it again");
     await prompt.press("Enter");
+    // The selection went with the prompt as context.
+    await panel.locator(".chip").first().waitFor({ state: "detached", timeout: 10_000 });
     const pick = page.locator(".quick-input-widget", { hasText: "acpls:" });
     await pick.waitFor({ timeout: 60_000 });
     const row = (label: string) => pick.locator(".quick-input-list .monaco-list-row", { hasText: label }).first();
@@ -219,7 +253,32 @@ describe("acpls in VS Code", { timeout: 240_000 }, () => {
     assert.match((await card.getAttribute("class")) ?? "", /status-(failed|cancelled)/);
     await vscode.screenshot("permission-rejected");
   });
+
+  step("Cancel ends the turn and closes its waiting permission prompt", async () => {
+    const page = vscode.page;
+    const prompt = panel.locator("textarea.prompt");
+    await prompt.fill("And once more");
+    await prompt.press("Enter");
+    const pick = page.locator(".quick-input-widget", { hasText: "acpls:" });
+    await pick.waitFor({ timeout: 60_000 });
+    await panel.locator("button.cancel").click();
+    await panel.locator(".turn-end", { hasText: "cancelled" }).waitFor({ timeout: 30_000 });
+    await pick.waitFor({ state: "hidden", timeout: 10_000 });
+    await vscode.screenshot("cancelled");
+  });
 });
+
+/** Drags the side bar's edge to the right, so the panel's screenshots show more of it. */
+async function widenSideBar(page: import("playwright-core").Page, by: number): Promise<void> {
+  const box = await page.locator(".part.sidebar").boundingBox();
+  if (box === null) return;
+  const x = box.x + box.width;
+  const y = box.y + box.height / 2;
+  await page.mouse.move(x, y);
+  await page.mouse.down();
+  await page.mouse.move(x + by, y, { steps: 8 });
+  await page.mouse.up();
+}
 
 /**
  * Line numbers (1-based) of the visible editor lines that carry the agent's gutter icon: the icon
