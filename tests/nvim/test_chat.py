@@ -316,3 +316,23 @@ def test_add_selection_then_write_the_prompt_in_the_chat(editor_factory):
     assert "return a * b" in json.dumps(blocks[1:])
     # The context went with that prompt only.
     assert "context:" not in ed.lua("return vim.wo.winbar")
+
+
+def test_a_wiped_chat_comes_back_with_its_transcript(editor_factory):
+    ed = editor_factory("v1_basic")
+    ed.nvim.command(f"edit {ed.workspace / 'calc.py'}")
+    ed.nvim.command("Acpls prompt first")
+    ed.wait_turn_end()
+    before = chat_text(ed)
+    ed.lua("vim.api.nvim_buf_delete(require('acpls.chat').list()[1].buf, {force = true})")
+    ed.nvim.command("Acpls chat")
+    ed.nvim.input("<Esc>")
+    after = chat_text(ed)
+    assert after == before
+    ed.nvim.command("Acpls prompt second")
+    ed.wait_turn_end(2)
+    text = chat_text(ed)
+    assert text.startswith(before)
+    assert "second" in text
+    chats = ed.lua("return require('acpls.chat').list()")
+    assert len(chats) == 1

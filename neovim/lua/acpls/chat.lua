@@ -74,7 +74,32 @@ function Chat:note(lines, hl)
   self:render(self.view:note(lines, hl))
 end
 
+-- The user wiped the chat's buffers: make them again, with the whole transcript.
+function Chat:ensure_buffers()
+  if valid(self.out_buf) and valid(self.in_buf) then
+    return
+  end
+  for _, buf in ipairs({ self.out_buf, self.in_buf }) do
+    by_buf[buf] = nil
+    if valid(buf) then
+      pcall(vim.api.nvim_buf_delete, buf, { force = true })
+    end
+  end
+  self:_make_buffers()
+  self.fresh = true
+  local sid = self.session_id
+  local lines = self.view:render_all(function(tid)
+    return require('acpls.terminals').describe(sid, tid)
+  end)
+  self:render({ { first = 0, last = 0, lines = lines, hls = {} } })
+  if self.session_id then
+    vim.b[self.out_buf].acpls_session = self.session_id
+    vim.b[self.in_buf].acpls_session = self.session_id
+  end
+end
+
 function Chat:apply(update)
+  self:ensure_buffers()
   local sid = self.session_id
   local edits = self.view:apply(update, function(tid)
     return require('acpls.terminals').describe(sid, tid)
@@ -151,6 +176,7 @@ end
 ---@param enter boolean?
 function Chat:show(enter)
   last = self
+  self:ensure_buffers()
   local out_win, in_win = self:windows()
   local opts = config.get().ui.chat
   if not out_win then
@@ -539,7 +565,7 @@ function M.current()
   if chat then
     return chat
   end
-  if last and valid(last.out_buf) then
+  if last then
     return last
   end
   return nil
@@ -674,7 +700,7 @@ function M.load_session()
         return
       end
       local existing = by_session[s.sessionId]
-      if existing and valid(existing.out_buf) then
+      if existing then
         existing:show(true)
         return
       end
@@ -747,9 +773,7 @@ end
 
 --- `:Acpls sessions`: pick one of the chats and show it.
 function M.pick_chat()
-  local list = vim.tbl_filter(function(c)
-    return valid(c.out_buf)
-  end, chats)
+  local list = chats
   if #list == 0 then
     vim.notify('acpls: no chat yet (:Acpls chat)')
     return
