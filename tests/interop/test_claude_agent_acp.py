@@ -74,21 +74,37 @@ async def open_session(client: Any, workspace: Path, home: Path, protocol: Any) 
     return session_id
 
 
+def agent_environment(workspace: Path) -> dict[str, str]:
+    """The environment of the agent process acpls started (its child running in `workspace`)."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if os.readlink(entry / "cwd") != str(workspace.resolve()):
+                continue
+            status = (entry / "status").read_text()
+            parent = next(ln.split()[1] for ln in status.splitlines() if ln.startswith("PPid:"))
+            if b"acpls" not in Path(f"/proc/{parent}/cmdline").read_bytes():
+                continue
+            raw = (entry / "environ").read_bytes()
+        except (OSError, StopIteration):
+            continue
+        pairs = (item.split(b"=", 1) for item in raw.split(b"\0") if b"=" in item)
+        return {k.decode(): v.decode(errors="replace") for k, v in pairs}
+    raise AssertionError("no agent process found")
+
+
 @pytest.mark.parametrize("protocol", ["auto", 1, 2])
-async def test_initialize_and_new_session_without_api_key(
+async def test_new_session_then_prompt_without_api_key_says_authentication_required(
     client, workspace: Path, empty_home: Path, protocol: Any
 ):
     session_id = await open_session(client, workspace, empty_home, protocol)
+    # Only what the settings give the agent: acpls' own environment was removed with "*".
+    expected = claude_agent(empty_home)["env"]
+    assert await asyncio.to_thread(agent_environment, workspace) == expected
     sessions = await command(client, "acpls.sessions", {})
     assert sessions["current"] == session_id
     assert [s["sessionId"] for s in sessions["sessions"]] == [session_id]
-
-
-@pytest.mark.parametrize("protocol", ["auto", 1, 2])
-async def test_prompt_without_api_key_says_authentication_required(
-    client, workspace: Path, empty_home: Path, protocol: Any
-):
-    session_id = await open_session(client, workspace, empty_home, protocol)
     with pytest.raises(JsonRpcException) as failure:
         await asyncio.wait_for(
             command(client, "acpls.prompt", {"sessionId": session_id, "text": "hello"}),
