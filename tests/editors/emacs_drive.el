@@ -1,7 +1,8 @@
 ;;; emacs_drive.el --- drive editors/emacs/acpls-eglot.el in `emacs --batch' for tests  -*- lexical-binding: t; -*-
 
 ;; Load after acpls-eglot.el.  Inputs come from the environment:
-;;   ACPLS_TEST_SERVER  the acpls argv, fields separated by ASCII unit separators (\x1f)
+;;   ACPLS_TEST_SERVER  the acpls argv, fields separated by ASCII unit separators (\x1f);
+;;                      unset: the configuration's default, `acpls' from PATH
 ;;   ACPLS_TEST_FILE    the file to open (in the test workspace)
 ;;   ACPLS_TEST_PROMPT  what to ask the agent
 ;;   ACPLS_TEST_REGION  "LINE1:LINE2" (1-based, inclusive) to select before asking, or empty
@@ -95,7 +96,8 @@
 (add-hook 'acpls-after-turn-functions
           (lambda (result error) (setq drive--turn (cons result error))))
 
-(setq acpls-command (split-string (drive--env "ACPLS_TEST_SERVER") "\x1f"))
+(let ((server (drive--env "ACPLS_TEST_SERVER")))
+  (when server (setq acpls-command (split-string server "\x1f"))))
 (setq acpls-agent "demo")
 (let ((version (drive--env "ACPLS_TEST_PROTOCOL")))
   (when version

@@ -66,7 +66,8 @@ def run_emacs(
         "HOME": str(home),
         "XDG_STATE_HOME": str(state),
         "ACPLS_DEMO_SPEED": "0",
-        "ACPLS_TEST_SERVER": "\x1f".join([sys.executable, "-m", "acpls"]),
+        # The configuration's default command, `acpls`, found on PATH as a user's would be.
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
         "ACPLS_TEST_FILE": str(workspace / "calc.py"),
         "ACPLS_TEST_PROMPT": prompt,
         "ACPLS_TEST_REGION": region,
