@@ -7,10 +7,12 @@ or raise `AcpError` with the JSON-RPC code ACP expects.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import os
 import uuid
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from acpls.acp.transport import INTERNAL_ERROR, INVALID_PARAMS, AcpError
@@ -435,12 +437,10 @@ class AgentRequests:
             raise AcpError(INVALID_PARAMS, "args must be a list of strings")
         cwd = params.get("cwd") or session.cwd
         await self.check_path(session, cwd, "run a command in")
-        try:
+        with _terminal_errors():
             terminal_id = await self.terminals.create(
                 session.id, command, args, params.get("env"), cwd, params.get("outputByteLimit")
             )
-        except TerminalError as exc:
-            raise AcpError(exc.code, exc.message) from exc
         shown = " ".join([command, *args])
         self.hub.terminals.open_client_terminal(session.id, terminal_id, command=shown, cwd=cwd)
         self.hub.pump.poke()
@@ -448,33 +448,25 @@ class AgentRequests:
 
     async def terminal_output(self, params: Any) -> dict[str, Any]:
         session, terminal_id = self._terminal_id(params)
-        try:
+        with _terminal_errors():
             return self.terminals.output(session.id, terminal_id).to_acp()
-        except TerminalError as exc:
-            raise AcpError(exc.code, exc.message) from exc
 
     async def terminal_wait_for_exit(self, params: Any) -> dict[str, Any]:
         session, terminal_id = self._terminal_id(params)
-        try:
+        with _terminal_errors():
             status = await self.terminals.wait_for_exit(session.id, terminal_id)
-        except TerminalError as exc:
-            raise AcpError(exc.code, exc.message) from exc
         return status.to_acp()
 
     async def terminal_kill(self, params: Any) -> dict[str, Any]:
         session, terminal_id = self._terminal_id(params)
-        try:
+        with _terminal_errors():
             await self.terminals.kill(session.id, terminal_id)
-        except TerminalError as exc:
-            raise AcpError(exc.code, exc.message) from exc
         return {}
 
     async def terminal_release(self, params: Any) -> dict[str, Any]:
         session, terminal_id = self._terminal_id(params)
-        try:
+        with _terminal_errors():
             await self.terminals.release(session.id, terminal_id)
-        except TerminalError as exc:
-            raise AcpError(exc.code, exc.message) from exc
         self.hub.terminals.release(session.id, terminal_id)
         self.hub.pump.poke()
         return {}
@@ -485,6 +477,15 @@ class AgentRequests:
 
     async def aclose(self) -> None:
         await self.terminals.aclose()
+
+
+@contextlib.contextmanager
+def _terminal_errors() -> Iterator[None]:
+    """A terminal request that cannot be served answers the agent with the error's own code."""
+    try:
+        yield
+    except TerminalError as exc:
+        raise AcpError(exc.code, exc.message) from exc
 
 
 def _slice(text: str, line: Any, limit: Any) -> str:
