@@ -267,7 +267,9 @@ class SessionUpdateNormalizer:
             )
         options = result.get("configOptions")
         if isinstance(options, list):
-            updates.extend(self._snapshot("config_options", {"configOptions": options}))
+            updates.extend(
+                self._snapshot("config_options", {"configOptions": _config_ids(options)})
+            )
         commands = result.get("availableCommands")
         if isinstance(commands, list):
             updates.extend(self._snapshot("available_commands", {"availableCommands": commands}))
@@ -480,7 +482,9 @@ class SessionUpdateNormalizer:
         options = update.get("configOptions")
         if not isinstance(options, list):
             raise AcpModelError("invalid ConfigOptionUpdate: expected an array @ configOptions")
-        result.editor_updates.extend(self._snapshot("config_options", {"configOptions": options}))
+        result.editor_updates.extend(
+            self._snapshot("config_options", {"configOptions": _config_ids(options)})
+        )
 
     def _session_info(self, update: JsonObject, result: Normalized) -> None:
         model = structure(update, SessionInfoUpdate)
@@ -672,3 +676,14 @@ def _pick(source: JsonObject, required: tuple[str, ...], optional: tuple[str, ..
         if value is not None:
             fields[key] = value
     return fields
+
+
+def _config_ids(options: list[Any]) -> list[Any]:
+    """One shape for editors: v2 names an option's id `configId`, v1 `id`; give every option a
+    `configId` (the agent's other keys, `id` included, stay as sent)."""
+    return [
+        {**o, "configId": o["id"]}
+        if isinstance(o, dict) and "configId" not in o and "id" in o
+        else o
+        for o in options
+    ]
