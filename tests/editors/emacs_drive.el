@@ -8,6 +8,7 @@
 ;;   ACPLS_TEST_REGION  "LINE1:LINE2" (1-based, inclusive) to select before asking, or empty
 ;;   ACPLS_TEST_ANSWER  the permission option to pick (the user's answer to the minibuffer prompt)
 ;;   ACPLS_TEST_ACTION  if set, run the code action of that title instead of `acpls-prompt'
+;;   ACPLS_TEST_EXECUTE  with ACPLS_TEST_ACTION: run it through `eglot-execute' (eglot 1.15+)
 ;;   ACPLS_TEST_PROTOCOL  "1", "2" or "auto" (the default)
 ;;   ACPLS_TEST_OUT     where to write the JSON report
 ;; The report says what the user would have seen: the turn's result or error, the permission
@@ -121,14 +122,26 @@
             (end-of-line)
             (setq transient-mark-mode t mark-active t))))
       (let ((action (drive--env "ACPLS_TEST_ACTION")))
-        (if action
+        (cond
+         ((and action (drive--env "ACPLS_TEST_EXECUTE"))
+          ;; eglot 1.15+: code actions go through `eglot-execute' (see eglot_execute_shim.el).
+          (let* ((server (eglot-current-server))
+                 (actions (jsonrpc-request
+                           server :textDocument/codeAction
+                           (list :textDocument (eglot--TextDocumentIdentifier)
+                                 :range (list :start (eglot--pos-to-lsp-position (region-beginning))
+                                              :end (eglot--pos-to-lsp-position (region-end)))
+                                 :context (list :diagnostics [])))))
+            (eglot-execute server (cl-find action actions :test #'equal
+                                           :key (lambda (a) (plist-get a :title))))))
+         (action
             ;; As from the keyboard: eglot 1.9 pops up a mouse menu after a non-key event.
             (let ((completing-read-function (lambda (&rest _) action))
                   (last-nonmenu-event ?\r))
               (eglot-code-actions (if (use-region-p) (region-beginning) (point))
                                   (if (use-region-p) (region-end) (point))
-                                  nil t))
-          (acpls-prompt (drive--env "ACPLS_TEST_PROMPT"))))
+                                  nil t)))
+         (t (acpls-prompt (drive--env "ACPLS_TEST_PROMPT")))))
       (drive--wait (lambda () drive--turn) 90 "the end of the agent's turn")
       (drive--add "result" (car drive--turn))
       (drive--add "error" (cdr drive--turn))

@@ -23,6 +23,7 @@ from tests.editors.conftest import DEMO_WORKSPACE, EDITORS, require_program, wai
 
 CONFIG = EDITORS / "emacs" / "acpls-eglot.el"
 DRIVER = Path(__file__).with_name("emacs_drive.el")
+EXECUTE_SHIM = Path(__file__).with_name("eglot_execute_shim.el")
 PERMISSION_CHOICES = ["Allow", "Always allow edits", "Reject", "Always reject edits"]
 FIXED_LINE = "    return a - b"
 
@@ -55,6 +56,7 @@ def run_emacs(
     prompt: str = "Fix the failing test",
     region: str = "",
     action: str = "",
+    newer_eglot: bool = False,
 ) -> EmacsRun:
     program = emacs()
     state = tmp_path / "state"
@@ -75,9 +77,11 @@ def run_emacs(
         "ACPLS_TEST_ACTION": action,
         "ACPLS_TEST_PROTOCOL": protocol,
         "ACPLS_TEST_OUT": str(report_path),
+        "ACPLS_TEST_EXECUTE": "1" if newer_eglot else "",
     }
+    preload = ["-l", str(EXECUTE_SHIM)] if newer_eglot else []
     done = subprocess.run(
-        [program, "--batch", "-l", str(CONFIG), "-l", str(DRIVER)],
+        [program, "--batch", *preload, "-l", str(CONFIG), "-l", str(DRIVER)],
         cwd=workspace,
         env=env,
         capture_output=True,
@@ -175,6 +179,20 @@ def test_code_action_on_an_agent_comment(tmp_path: Path, demo_workspace: Path):
     )
     assert run.report["result"]["stopReason"] == "end_turn", run.report
     assert "**You:** why does subtract add?" in run.transcript()
+
+
+def test_code_action_through_newer_eglots_execute(tmp_path: Path, demo_workspace: Path):
+    """eglot 1.15+ runs code actions with `eglot-execute`, not `eglot-execute-command`."""
+    run = run_emacs(
+        tmp_path,
+        demo_workspace,
+        region="9:11",
+        action="Ask the agent about this selection…",
+        answer="Reject",
+        newer_eglot=True,
+    )
+    assert run.report["result"]["stopReason"] == "end_turn", run.report
+    assert "**You:** Explain this code." in run.transcript()
 
 
 def test_configuration_byte_compiles_without_warnings(tmp_path: Path):
