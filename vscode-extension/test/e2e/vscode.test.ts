@@ -266,6 +266,17 @@ describe("acpls in VS Code", { timeout: 240_000 }, () => {
     await pick.waitFor({ state: "hidden", timeout: 10_000 });
     await vscode.screenshot("cancelled");
   });
+
+  step("the session switcher starts a new session and returns to the first one", async () => {
+    await panel.locator('button[title="New session"]').click();
+    await panel.locator(".empty").waitFor({ timeout: 20_000 });
+    assert.equal(await panel.locator(".message").count(), 0);
+    await vscode.screenshot("new-session");
+    await panel.locator("select.session-select").selectOption({ label: "Please fix the bug in calc.py" });
+    await panel.locator(".message.user", { hasText: "Please fix the bug in calc.py" }).waitFor({ timeout: 20_000 });
+    await panel.locator(".turn-end").first().waitFor({ timeout: 5_000 });
+    await vscode.screenshot("session-switched-back");
+  });
 });
 
 /** Drags the side bar's edge to the right, so the panel's screenshots show more of it. */
