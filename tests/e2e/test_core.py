@@ -399,3 +399,119 @@ async def test_initialize_result_advertises_acpls(client, workspace: Path):
     assert provider is not None
     commands = provider.commands
     assert {"acpls.newSession", "acpls.prompt", "acpls.cancel", "acpls.setFollow"} <= set(commands)
+
+
+# -- sessions, modes and config --------------------------------------------------------------------
+
+
+async def test_load_session_v1_replays_history_to_the_editor(
+    client, workspace: Path, tmp_path: Path
+):
+    log = tmp_path / "agent.jsonl"
+    old = {
+        "sessionUpdate": "agent_message_chunk",
+        "content": {"type": "text", "text": "old answer"},
+    }
+    script = {
+        "protocol": 1,
+        "on_initialize": {"agentCapabilities": {"loadSession": True}},
+        "on_load": [{"update": old}],
+    }
+    await start(client, workspace, scripted(script, log))
+    result = await command(client, "acpls.loadSession", {"sessionId": "earlier-1"})
+    assert result == {"sessionId": "earlier-1"}
+    updates = [
+        p for p in notifications(client, "acpls/sessionUpdate") if p["sessionId"] == "earlier-1"
+    ]
+    # A v1 replay carries no message ids, so acpls sends each replayed message whole.
+    messages = [u["update"] for u in updates if u["update"]["sessionUpdate"] == "message"]
+    assert [(m["role"], m["content"][0]["text"]) for m in messages] == [("agent", "old answer")]
+    loads = [m for m in agent_log(log) if m.get("method") == "session/load"]
+    assert loads[0]["params"]["sessionId"] == "earlier-1"
+    assert loads[0]["params"]["mcpServers"] == []
+
+
+async def test_list_sessions_passes_the_agents_answer(client, workspace: Path, tmp_path: Path):
+    log = tmp_path / "agent.jsonl"
+    script = {
+        "protocol": 1,
+        "on_initialize": {"agentCapabilities": {"sessionCapabilities": {"list": {}}}},
+        "on_list": {"sessions": [{"sessionId": "a", "cwd": "/elsewhere", "title": "Fix calc"}]},
+    }
+    await start(client, workspace, scripted(script, log))
+    result = await command(client, "acpls.listSessions", {})
+    assert result["sessions"] == [{"sessionId": "a", "cwd": "/elsewhere", "title": "Fix calc"}]
+
+
+async def test_set_mode_v1_reaches_the_agent_and_the_editor(
+    client, workspace: Path, tmp_path: Path
+):
+    log = tmp_path / "agent.jsonl"
+    modes = {
+        "currentModeId": "ask",
+        "availableModes": [{"id": "ask", "name": "Ask"}, {"id": "code", "name": "Code"}],
+    }
+    script = {"protocol": 1, "on_new_session": {"modes": modes}}
+    await start(client, workspace, scripted(script, log))
+    session = await command(client, "acpls.newSession", {})
+    await command(client, "acpls.setMode", {"sessionId": session["sessionId"], "modeId": "code"})
+    await asyncio.sleep(0.1)
+    sent = [m for m in agent_log(log) if m.get("method") == "session/set_mode"]
+    assert sent[0]["params"] == {"sessionId": session["sessionId"], "modeId": "code"}
+    shown = [
+        p["update"]
+        for p in notifications(client, "acpls/sessionUpdate")
+        if p["update"]["sessionUpdate"] == "modes"
+    ]
+    assert shown[0]["currentModeId"] == "ask" and shown[-1]["currentModeId"] == "code"
+    assert [m["id"] for m in shown[-1]["availableModes"]] == ["ask", "code"]
+
+
+async def test_set_config_option_v2(client, workspace: Path, tmp_path: Path):
+    log = tmp_path / "agent.jsonl"
+    option = {
+        "configId": "model", "name": "Model", "type": "select", "currentValue": "fast",
+        "options": [{"value": "fast", "name": "Fast"}, {"value": "smart", "name": "Smart"}],
+    }  # fmt: skip
+    chosen = {**option, "currentValue": "smart"}
+    script = {
+        "protocol": 2,
+        "on_new_session": {"configOptions": [option]},
+        "on_set_config_option": {"configOptions": [chosen]},
+    }
+    await start(client, workspace, scripted(script, log))
+    await command(client, "acpls.newSession", {})
+    result = await command(client, "acpls.setConfigOption", {"configId": "model", "value": "smart"})
+    assert result["configOptions"][0]["currentValue"] == "smart"
+    sent = [m for m in agent_log(log) if m.get("method") == "session/set_config_option"]
+    assert sent[0]["params"]["value"] == "smart" and sent[0]["params"]["type"] == "id"
+
+
+async def test_several_sessions_at_once_keep_their_own_updates(
+    client, workspace: Path, tmp_path: Path
+):
+    log = tmp_path / "agent.jsonl"
+    say = {
+        "sessionUpdate": "agent_message_chunk",
+        "content": {"type": "text", "text": "from $sessionId"},
+    }
+    script = {"protocol": 1, "on_prompt": [{"sleep": 0.2}, {"update": say}]}
+    await start(client, workspace, scripted(script, log))
+    first = await command(client, "acpls.newSession", {})
+    second = await command(client, "acpls.newSession", {})
+    results = await asyncio.gather(
+        command(client, "acpls.prompt", {"text": "a", "sessionId": first["sessionId"]}),
+        command(client, "acpls.prompt", {"text": "b", "sessionId": second["sessionId"]}),
+    )
+    assert {r["sessionId"] for r in results} == {first["sessionId"], second["sessionId"]}
+    for session in (first["sessionId"], second["sessionId"]):
+        texts = [
+            p["update"]["content"]["text"]
+            for p in notifications(client, "acpls/sessionUpdate")
+            if p["sessionId"] == session
+            and p["update"]["sessionUpdate"] == "message_chunk"
+            and p["update"]["role"] == "agent"
+        ]
+        assert texts == [f"from {session}"]
+    listed = await command(client, "acpls.sessions", {})
+    assert {s["sessionId"] for s in listed["sessions"]} == {first["sessionId"], second["sessionId"]}
