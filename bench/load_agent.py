@@ -29,6 +29,8 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -48,6 +50,15 @@ class Output:
     def write(self, data: bytes) -> None:
         with self._lock:
             view = memoryview(data)
+            while view:
+                written = os.write(self._fd, view)
+                view = view[written:]
+
+    def write_stamped(self, make_line: Callable[[int], bytes]) -> None:
+        """Write the line `make_line(now)` makes, `now` being CLOCK_MONOTONIC (ns) once this
+        thread has the pipe: a latency measured from it is acpls', not this agent's queue."""
+        with self._lock:
+            view = memoryview(make_line(time.monotonic_ns()))
             while view:
                 written = os.write(self._fd, view)
                 view = view[written:]
@@ -138,6 +149,8 @@ class LoadAgent:
             self.out.write(line)
         lines = traffic.terminal_lines(session_id, terminal_id, scenario["chunk"], self.protocol)
         self.stream(lines, scenario["count"], scenario.get("rate", 0), scenario["chunk"])
+        for line in traffic.terminal_end(session_id, terminal_id, self.protocol):
+            self.out.write(line)
 
     def scenario_messages(self, session_id: str, scenario: dict[str, Any]) -> None:
         key = "messageId"
@@ -155,7 +168,9 @@ class LoadAgent:
     def stream(self, lines: list[bytes], count: int, rate: float, payload: int) -> None:
         """Write `count` lines cycling through `lines`, in ~256 KiB blocks, paced to `rate`."""
         cycle = b"".join(lines)
-        repeats = max(1, BLOCK_BYTES // len(cycle))
+        # Paced streams go out in ~2 ms slices, as a real command's output would.
+        block_bytes = min(BLOCK_BYTES, int(rate * 0.002)) if rate > 0 else BLOCK_BYTES
+        repeats = max(1, block_bytes // len(cycle))
         block = cycle * repeats
         per_block = repeats * len(lines)
         start = time.monotonic()
@@ -184,15 +199,18 @@ class LoadAgent:
             delay = start + index * interval - time.monotonic()
             if delay > 0:
                 time.sleep(delay)
-            update = {
-                "sessionUpdate": "tool_call" if self.protocol == 1 else "tool_call_update",
-                "toolCallId": f"f{index}-{time.monotonic_ns()}",
-                "title": "Read",
-                "kind": "read",
-                "status": "completed",
-                "locations": [{"path": f"{traffic.WORKSPACE}/follow.py", "line": index + 1}],
-            }
-            self.update(session_id, update)
+            self.out.write_stamped(partial(self.follow_line, session_id, index))
+
+    def follow_line(self, session_id: str, index: int, now_ns: int) -> bytes:
+        update = {
+            "sessionUpdate": "tool_call" if self.protocol == 1 else "tool_call_update",
+            "toolCallId": f"f{index}-{now_ns}",
+            "title": "Read",
+            "kind": "read",
+            "status": "completed",
+            "locations": [{"path": f"{traffic.WORKSPACE}/follow.py", "line": index + 1}],
+        }
+        return traffic.notification(session_id, update)
 
     def scenario_toolcalls(self, session_id: str, scenario: dict[str, Any]) -> None:
         updates, calls = scenario["updates"], scenario["calls"]

@@ -109,6 +109,24 @@ def terminal_start(session_id: str, terminal_id: str, protocol: int) -> list[byt
     ]
 
 
+def terminal_end(session_id: str, terminal_id: str, protocol: int) -> list[bytes]:
+    """The command exits and its tool call completes, as a real agent ends a terminal."""
+    done: dict[str, Any] = {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": terminal_id,
+        "status": "completed",
+    }
+    if protocol == 2:
+        exited = {
+            "sessionUpdate": "terminal_update",
+            "terminalId": terminal_id,
+            "exitStatus": {"exitCode": 0},
+        }
+        return [notification(session_id, exited), notification(session_id, done)]
+    done["_meta"] = {"terminal_exit": {"terminal_id": terminal_id, "exit_code": 0}}
+    return [notification(session_id, done)]
+
+
 def notification(session_id: str, update: dict[str, Any]) -> bytes:
     message = {
         "jsonrpc": "2.0",

@@ -75,7 +75,7 @@ class UpdateRouter:
             terminals.append_chunk(session.id, *normalized.terminal_chunk)
         applied = normalized.tool_call
         if applied is not None:
-            self._tool_call_applied(session, applied)
+            self._tool_call_applied(session, applied, update.get("_meta"))
         for editor_update in normalized.editor_updates:
             self._to_editor(session, editor_update)
 
@@ -92,15 +92,18 @@ class UpdateRouter:
         self.hub.pump.poke()
         if normalized.tool_call is None:
             return dict(raw)
-        self._tool_call_applied(session, normalized.tool_call)
+        self._tool_call_applied(session, normalized.tool_call, raw.get("_meta"))
         return normalized.tool_call.state.to_editor()
 
-    def _tool_call_applied(self, session: Session, applied: Any) -> None:
+    def _tool_call_applied(self, session: Session, applied: Any, meta: Any) -> None:
+        """`meta` is the `_meta` of this update as the agent sent it: the v1 terminal extension's
+        `terminal_output` is an event of the update that carries it, so it must not be taken
+        from the merged state (where it stays, and a later status update would append the same
+        output again)."""
         state = applied.state.to_editor()
         tool_call_id = state.get("toolCallId", "")
         for terminal_id in applied.terminal_ids:
             self.hub.terminals.set_tool_call(session.id, terminal_id, tool_call_id)
-        meta = state.get("_meta")
         if isinstance(meta, dict) and any(k.startswith("terminal_") for k in meta):
             self.hub.terminals.apply_v1_meta(session.id, tool_call_id, meta)
         if applied.new_locations and session.top_level and not is_subagent_tool_call(state):

@@ -52,7 +52,6 @@ import base64
 import binascii
 import codecs
 import logging
-import re
 from collections.abc import Mapping
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any, Literal, NamedTuple
@@ -79,7 +78,6 @@ Owner = Literal["agent", "client"]
 
 _Utf8Decoder = codecs.getincrementaldecoder("utf-8")
 _V1_OUTPUT_KEYS = ("terminal_output", "terminal_output_delta")
-_BARE_LF = re.compile(r"(?<!\r)\n")
 _MISSING: Any = object()
 
 
@@ -482,7 +480,7 @@ class TerminalStore:
             return
         self.set_tool_call(session_id, terminal_id, tool_call_id)
         # The text comes from pipes, not a pty: a bare LF would make a terminal staircase.
-        text = _BARE_LF.sub("\r\n", data)
+        text = _crlf(data)
         chunk = text.encode("utf-8", "replace")  # JSON text may hold lone surrogates
         if item.get("snapshot") is True:
             terminal = self._terminal(session_id, terminal_id)
@@ -664,6 +662,14 @@ class TerminalStore:
             state.meta = meta
         else:
             logger.error("terminal %s: _meta must be an object; ignored", state.terminal_id)
+
+
+def _crlf(text: str) -> str:
+    """Every LF not after a CR becomes CR LF. Two C-level passes: the look-behind regex that
+    says the same took most of the v1 terminal relay's time."""
+    if "\n" not in text:
+        return text
+    return text.replace("\r\n", "\n").replace("\n", "\r\n")
 
 
 def _check_limits(scrollback_bytes: int, trim_to: float) -> None:
