@@ -515,3 +515,77 @@ async def test_several_sessions_at_once_keep_their_own_updates(
         assert texts == [f"from {session}"]
     listed = await command(client, "acpls.sessions", {})
     assert {s["sessionId"] for s in listed["sessions"]} == {first["sessionId"], second["sessionId"]}
+
+
+# -- terminals the agent owns -----------------------------------------------------------------------
+
+
+def _b64(data: bytes) -> str:
+    import base64
+
+    return base64.b64encode(data).decode()
+
+
+async def test_v2_agent_terminal_reaches_the_editor_in_any_order(
+    client, workspace: Path, tmp_path: Path
+):
+    log = tmp_path / "agent.jsonl"
+    check = "✓".encode()
+    steps = [
+        # Output first, then the state, then the tool call that references it: any order is legal.
+        {"update": {"sessionUpdate": "terminal_output_chunk", "terminalId": "t1", "data": _b64(b"old\r\n")}},
+        {"update": {"sessionUpdate": "terminal_update", "terminalId": "t1", "command": "make test", "cwd": "$cwd"}},
+        {"update": {"sessionUpdate": "tool_call_update", "toolCallId": "run", "title": "Run", "kind": "execute",
+                    "status": "in_progress", "content": [{"type": "terminal", "terminalId": "t1"}]}},
+        {"update": {"sessionUpdate": "terminal_update", "terminalId": "t1", "output": {"data": _b64(b"fresh\r\n")}}},
+        {"update": {"sessionUpdate": "terminal_update", "terminalId": "t1", "exitStatus": {"signal": "SIGTERM"}}},
+        {"update": {"sessionUpdate": "terminal_update", "terminalId": "t1", "cwd": None}},
+        # A character and an escape sequence split across two chunks of another terminal.
+        {"update": {"sessionUpdate": "terminal_output_chunk", "terminalId": "t2", "data": _b64(b"\x1b[3" )}},
+        {"update": {"sessionUpdate": "terminal_output_chunk", "terminalId": "t2", "data": _b64(b"2m" + check[:1])}},
+        {"update": {"sessionUpdate": "terminal_output_chunk", "terminalId": "t2", "data": _b64(check[1:] + b" ok\x1b[0m\r\n")}},
+    ]  # fmt: skip
+    await start(client, workspace, scripted({"protocol": 2, "on_prompt": steps}, log))
+    await command(client, "acpls.prompt", {"text": "run"})
+    outputs = notifications(client, "acpls/terminalOutput")
+
+    def shown(terminal: str) -> str:
+        mine = [o for o in outputs if o["terminalId"] == terminal]
+        resets = [i for i, o in enumerate(mine) if o.get("reset")]
+        return "".join(o["text"] for o in mine[resets[-1] if resets else 0 :])
+
+    assert shown("t1") == "fresh\r\n"  # the snapshot replaced everything, nothing spliced
+    assert shown("t2") == "\x1b[32m✓ ok\x1b[0m\r\n"
+    states = [s for s in notifications(client, "acpls/terminalUpdate") if s["terminalId"] == "t1"]
+    assert states[-1] == {
+        "sessionId": states[-1]["sessionId"],
+        "terminalId": "t1",
+        "command": "make test",
+        "exitStatus": {"signal": "SIGTERM"},
+        "toolCallId": "run",
+        "owner": "agent",
+    }
+
+
+async def test_v1_meta_terminal_extension_maps_onto_terminals(
+    client, workspace: Path, tmp_path: Path
+):
+    log = tmp_path / "agent.jsonl"
+    call = {"toolCallId": "bash-1", "title": "ls", "kind": "execute", "status": "in_progress"}
+    steps = [
+        {"update": {"sessionUpdate": "tool_call", **call,
+                    "_meta": {"terminal_info": {"terminal_id": "bash-1", "cwd": "$cwd"}}}},
+        {"update": {"sessionUpdate": "tool_call_update", "toolCallId": "bash-1",
+                    "_meta": {"terminal_output": {"terminal_id": "bash-1", "data": "a.txt\n"}}}},
+        {"update": {"sessionUpdate": "tool_call_update", "toolCallId": "bash-1", "status": "completed",
+                    "_meta": {"terminal_exit": {"terminal_id": "bash-1", "exit_code": 0}}}},
+    ]  # fmt: skip
+    await start(client, workspace, scripted({"protocol": 1, "on_prompt": steps}, log))
+    await command(client, "acpls.prompt", {"text": "ls"})
+    init = next(m for m in agent_log(log) if m.get("method") == "initialize")
+    assert init["params"]["clientCapabilities"]["_meta"] == {"terminal_output": True}
+    text = "".join(o["text"] for o in notifications(client, "acpls/terminalOutput"))
+    assert text == "a.txt\r\n"
+    state = notifications(client, "acpls/terminalUpdate")[-1]
+    assert state["terminalId"] == "bash-1" and state["exitStatus"] == {"exitCode": 0}
+    assert state["toolCallId"] == "bash-1"
