@@ -227,7 +227,11 @@ describe("acpls in VS Code", { timeout: 240_000 }, () => {
   step("with acpls.permissions.ui = quickPick: Preview edit opens the Refactor Preview, then Reject", async () => {
     const page = vscode.page;
     await vscode.command("acpls: Choose how permission prompts are shown");
-    await page.locator(".quick-input-list .monaco-list-row", { hasText: "Quick pick" }).first().click();
+    const chooser = page.locator(".quick-input-widget", { hasText: "show the agent's permission prompts as" });
+    await chooser.waitFor({ timeout: 10_000 });
+    await chooser.locator(".quick-input-list .monaco-list-row", { hasText: "every option in a list" }).click();
+    await chooser.waitFor({ state: "hidden", timeout: 10_000 });
+    await new Promise((r) => setTimeout(r, 500)); // the setting is written asynchronously
     const prompt = panel.locator("textarea.prompt");
     await prompt.fill("Fix it again");
     await prompt.press("Enter");
