@@ -28,9 +28,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<Api> {
   const permissions = new PermissionController(client, docs);
   const review = new ReviewController(client, docs);
   const status = new StatusController(client);
-  const panel = new AgentPanel(context, client, terminals, docs);
+  const panel = new AgentPanel(context, client, terminals, docs, permissions);
   status.onDidChangeAgent((agent) => panel.setAgent(agent));
-  permissions.onDidChangePending((count) => status.setPendingPermissions(count));
+  permissions.onDidChangePending((waiting) => status.setPendingPermissions(waiting.length));
   panel.onBusyChange((busy) => {
     status.setBusy(busy);
     if (!busy) follow.turnEnded();

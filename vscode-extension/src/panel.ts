@@ -7,9 +7,10 @@ import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
 import type { AcplsClient } from "./client";
 import { addLocalPrompt, addTurnEnd, ConversationStore } from "./model/conversation";
-import { type AgentInfo, type ContextChip, type HostToPanel, isPanelMessage, type PanelToHost, type SessionChoice } from "./model/panelMessages";
+import { type AgentInfo, type ContextChip, type HostToPanel, isPanelMessage, type PanelPrompt, type PanelToHost, type SessionChoice } from "./model/panelMessages";
+import { optionLabel, permissionMessage, previewFiles, toolCallDiffs } from "./model/permission";
 import { safeHref } from "./model/markdown";
-import { type VirtualDocuments, showProposedDiffs } from "./permissions";
+import { type PermissionController, type VirtualDocuments, type WaitingPrompt, showProposedDiffs } from "./permissions";
 import type { RequestPermissionParams, SessionUpdate, SessionUpdateParams } from "./protocol";
 import type { TerminalController } from "./terminals";
 
@@ -34,8 +35,10 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
     private readonly client: AcplsClient,
     private readonly terminals: TerminalController,
     private readonly docs: VirtualDocuments,
+    private readonly permissions: PermissionController,
   ) {
     client.onNotification("acpls/sessionUpdate", (params) => this.onUpdate(params as SessionUpdateParams));
+    permissions.onDidChangePending((waiting) => this.post({ type: "permissions", prompts: panelPrompts(waiting) }));
     this.disposables.push(
       vscode.window.registerWebviewViewProvider(AgentPanel.viewId, this, { webviewOptions: { retainContextWhenHidden: true } }),
     );
@@ -119,6 +122,7 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
       history: this.context.globalState.get<string[]>(HISTORY_KEY, []),
     });
     this.post({ type: "context", chips: this.chips });
+    this.post({ type: "permissions", prompts: panelPrompts(this.permissions.waitingPrompts()) });
   }
 
   private onUpdate(params: SessionUpdateParams): void {
@@ -303,6 +307,11 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
       case "openLink":
         await openLink(message.href);
         break;
+      case "answerPermission":
+        if (!this.permissions.answer(message.key, message.optionId)) {
+          this.post({ type: "error", message: "That permission prompt was already answered." });
+        }
+        break;
     }
   }
 
@@ -314,7 +323,8 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
     const session = this.store.currentSession();
     const item = session?.items.find((i) => i.kind === "tool_call" && i.toolCall.toolCallId === toolCallId);
     if (session === undefined || item?.kind !== "tool_call") return;
-    const params = { sessionId: session.sessionId, toolCall: item.toolCall, options: [] } as RequestPermissionParams;
+    // The permission request of this tool call carries the preview; else its own (v1) diffs.
+    const params = this.permissions.requestFor(toolCallId) ?? ({ sessionId: session.sessionId, toolCall: item.toolCall, options: [] } as RequestPermissionParams);
     if ((await showProposedDiffs(params, this.docs)) === 0) {
       const location = item.toolCall.locations?.[0];
       if (location !== undefined) await openLocation(location.path, location.line);
@@ -325,6 +335,16 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
     if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
     for (const d of this.disposables) d.dispose();
   }
+}
+
+function panelPrompts(waiting: WaitingPrompt[]): PanelPrompt[] {
+  return waiting.map(({ key, params }) => ({
+    key,
+    toolCallId: params.toolCall.toolCallId,
+    message: permissionMessage(params),
+    hasDiff: previewFiles(params.preview).length > 0 || toolCallDiffs(params.toolCall).length > 0,
+    options: params.options.map((option) => ({ optionId: option.optionId, label: optionLabel(option), kind: option.kind })),
+  }));
 }
 
 /** Opens a file at an ACP (1-based) line, as a preview. */

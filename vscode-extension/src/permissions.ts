@@ -118,12 +118,18 @@ export function previewWorkspaceEdit(params: RequestPermissionParams): vscode.Wo
 
 type Choice = { option: PermissionOption } | { extra: typeof SHOW_DIFF | typeof PREVIEW_EDIT; shown?: boolean } | undefined;
 
+/** A prompt waiting for an answer, as the agent panel shows it (with its own buttons). */
+export type WaitingPrompt = { key: string; params: RequestPermissionParams };
+
 export class PermissionController implements vscode.Disposable {
   /** Quick picks show one at a time; notifications stack by themselves. */
   private quickPickQueue: Promise<unknown> = Promise.resolve();
-  private pendingCount = 0;
-  private readonly pendingEmitter = new vscode.EventEmitter<number>();
-  /** Fires with the number of prompts waiting for an answer. */
+  private readonly waiting = new Map<string, { params: RequestPermissionParams; answer: (optionId: string) => void }>();
+  private counter = 0;
+  /** The latest permission request of each tool call (bounded), so its card can show the diff later. */
+  private readonly requests = new Map<string, RequestPermissionParams>();
+  private readonly pendingEmitter = new vscode.EventEmitter<WaitingPrompt[]>();
+  /** Fires with the prompts waiting for an answer whenever that set changes. */
   readonly onDidChangePending = this.pendingEmitter.event;
 
   constructor(
@@ -133,25 +139,66 @@ export class PermissionController implements vscode.Disposable {
     client.onRequest("acpls/requestPermission", (params, token) => this.ask(params, token));
   }
 
+  /**
+   * Asks the user. The prompt is answered by whichever comes first: the notification or quick pick,
+   * or the buttons the agent panel shows for it (then the quick pick closes; a notification cannot be
+   * closed by an extension, and a later click on it is ignored).
+   */
   async ask(params: RequestPermissionParams, token: CancellationToken): Promise<RequestPermissionResult> {
-    this.setPending(this.pendingCount + 1);
+    this.counter += 1;
+    const key = `p${this.counter}`;
+    this.requests.delete(params.toolCall.toolCallId);
+    this.requests.set(params.toolCall.toolCallId, params);
+    if (this.requests.size > 100) this.requests.delete(this.requests.keys().next().value ?? "");
+    const source = new vscode.CancellationTokenSource();
+    const link = token.onCancellationRequested(() => source.cancel());
+    const fromPanel = new Promise<RequestPermissionResult>((resolve) => {
+      this.waiting.set(key, {
+        params,
+        answer: (optionId) => {
+          resolve({ optionId });
+          source.cancel();
+        },
+      });
+    });
+    this.firePending();
     try {
-      const answer = await this.loop(params, token);
+      const answer = await Promise.race([this.loop(params, source.token), fromPanel]);
       const chosen = answer === null ? "dismissed" : params.options.find((o) => o.optionId === answer.optionId)?.name;
       this.client.log.info(`permission "${params.title ?? params.toolCall.title ?? params.toolCall.toolCallId}": ${chosen}`);
       return answer;
     } finally {
-      this.setPending(this.pendingCount - 1);
+      this.waiting.delete(key);
+      link.dispose();
+      source.cancel();
+      source.dispose();
+      this.firePending();
     }
   }
 
-  get pending(): number {
-    return this.pendingCount;
+  /** Answers a waiting prompt from the agent panel; false when it is no longer waiting. */
+  answer(key: string, optionId: string): boolean {
+    const waiting = this.waiting.get(key);
+    if (waiting === undefined || !waiting.params.options.some((o) => o.optionId === optionId)) return false;
+    waiting.answer(optionId);
+    return true;
   }
 
-  private setPending(count: number): void {
-    this.pendingCount = count;
-    this.pendingEmitter.fire(count);
+  get pending(): number {
+    return this.waiting.size;
+  }
+
+  /** The last permission request made for a tool call, if any (it carries the diff preview). */
+  requestFor(toolCallId: string): RequestPermissionParams | undefined {
+    return this.requests.get(toolCallId);
+  }
+
+  waitingPrompts(): WaitingPrompt[] {
+    return [...this.waiting].map(([key, { params }]) => ({ key, params }));
+  }
+
+  private firePending(): void {
+    this.pendingEmitter.fire(this.waitingPrompts());
   }
 
   private async loop(params: RequestPermissionParams, token: CancellationToken): Promise<RequestPermissionResult> {

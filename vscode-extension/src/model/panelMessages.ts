@@ -11,6 +11,15 @@ export type AgentInfo = { state: string; label: string; message?: string };
 
 export type ContextChip = { uri: string; label: string; range?: { start: { line: number; character: number }; end: { line: number; character: number } } };
 
+/** A permission prompt the panel shows with one button per option. */
+export type PanelPrompt = {
+  key: string;
+  toolCallId: string;
+  message: string;
+  hasDiff: boolean;
+  options: { optionId: string; label: string; kind: string }[];
+};
+
 export type HostToPanel =
   | { type: "snapshot"; session: SessionView | undefined; sessions: SessionChoice[]; busy: boolean; agent: AgentInfo | undefined; history: string[] }
   | { type: "updates"; sessionId: string; updates: SessionUpdate[] }
@@ -20,6 +29,7 @@ export type HostToPanel =
   | { type: "sessions"; sessions: SessionChoice[]; current?: string }
   | { type: "agent"; agent: AgentInfo }
   | { type: "context"; chips: ContextChip[] }
+  | { type: "permissions"; prompts: PanelPrompt[] }
   | { type: "focusPrompt"; text?: string }
   | { type: "error"; message: string };
 
@@ -36,7 +46,8 @@ export type PanelToHost =
   | { type: "openLocation"; path: string; line?: number }
   | { type: "openDiff"; toolCallId: string }
   | { type: "openTerminal"; terminalId: string }
-  | { type: "openLink"; href: string };
+  | { type: "openLink"; href: string }
+  | { type: "answerPermission"; key: string; optionId: string };
 
 /** A webview message is untrusted input: only known types with the right fields pass. */
 export function isPanelMessage(value: unknown): value is PanelToHost {
@@ -66,6 +77,8 @@ export function isPanelMessage(value: unknown): value is PanelToHost {
       return typeof m.terminalId === "string";
     case "openLink":
       return typeof m.href === "string";
+    case "answerPermission":
+      return typeof m.key === "string" && typeof m.optionId === "string";
     default:
       return false;
   }

@@ -18,8 +18,8 @@ import {
   toolStatusLabel,
 } from "../model/conversation";
 import { PromptHistory } from "../model/history";
-import { renderMarkdown } from "../model/markdown";
-import type { AgentInfo, ContextChip, HostToPanel, PanelToHost, SessionChoice } from "../model/panelMessages";
+import { renderInline, renderMarkdown } from "../model/markdown";
+import type { AgentInfo, ContextChip, HostToPanel, PanelPrompt, PanelToHost, SessionChoice } from "../model/panelMessages";
 import { lineStats } from "../model/permission";
 import { acceptSlash, completeSlash, slashQuery } from "../model/slash";
 import type { AvailableCommand, ConfigOption, ConfigSelectGroup, ConfigSelectOption } from "../protocol";
@@ -79,6 +79,10 @@ const log = el("div", "log");
 log.setAttribute("role", "log");
 log.setAttribute("aria-live", "polite");
 const emptyHint = el("div", "empty", "Ask the agent anything. Enter sends, Shift+Enter adds a line, ↑ recalls earlier prompts, / lists the agent's commands.");
+const promptsBox = el("div", "permission-prompts");
+promptsBox.setAttribute("role", "region");
+promptsBox.setAttribute("aria-label", "Permission prompts");
+promptsBox.hidden = true;
 const errorBar = el("div", "error-bar");
 errorBar.hidden = true;
 const footer = el("div", "composer");
@@ -98,7 +102,7 @@ cancelButton.hidden = true;
 const actions = el("div", "actions");
 actions.append(cancelButton, sendButton);
 footer.append(chipsBox, completions, prompt, actions);
-app.append(toolbar, pickers, planBox, log, emptyHint, errorBar, footer);
+app.append(toolbar, pickers, planBox, log, emptyHint, promptsBox, errorBar, footer);
 
 // ---------------------------------------------------------------------------------------------------
 // State
@@ -121,9 +125,18 @@ function schedule(change: Change): void {
   frame ??= requestAnimationFrame(renderPending);
 }
 
+/** Whether the conversation is scrolled to (near) its end, so new content should keep it there. */
+function atBottom(): boolean {
+  return log.scrollHeight - log.scrollTop - log.clientHeight < 48;
+}
+
+/** Set when the user sends a prompt: the next redraw scrolls to the end whatever the position. */
+let scrollToEnd = false;
+
 function renderPending(): void {
   frame = undefined;
-  const stick = log.scrollHeight - log.scrollTop - log.clientHeight < 48;
+  const stick = atBottom() || scrollToEnd;
+  scrollToEnd = false;
   for (const id of pending.removed) {
     nodes.get(id)?.remove();
     nodes.delete(id);
@@ -423,6 +436,7 @@ function submit(): void {
   const text = prompt.value;
   if (text.trim() === "" || busy) return;
   history.add(text);
+  scrollToEnd = true;
   prompt.value = "";
   closeCompletions();
   send({ type: "prompt", text });
@@ -524,6 +538,35 @@ function renderChips(chips: ContextChip[]): void {
   chipsBox.hidden = chips.length === 0;
 }
 
+/** The agent's waiting permission prompts, one button per option, in the agent's order. */
+function renderPrompts(prompts: PanelPrompt[]): void {
+  const stick = atBottom();
+  promptsBox.replaceChildren(
+    ...prompts.map((prompt) => {
+      const box = el("div", "permission-prompt");
+      const head = el("div", "permission-message");
+      const text = el("span");
+      text.innerHTML = renderInline(prompt.message); // escaped by the renderer
+      head.append(icon("shield"), text);
+      const buttons = el("div", "permission-options");
+      for (const option of prompt.options) {
+        const b = el("button", `text-button option ${option.kind.startsWith("allow") ? "allow" : option.kind.startsWith("reject") ? "reject" : "other"}`, option.label);
+        b.type = "button";
+        b.title = option.kind;
+        b.addEventListener("click", () => send({ type: "answerPermission", key: prompt.key, optionId: option.optionId }));
+        buttons.append(b);
+      }
+      if (prompt.hasDiff) {
+        buttons.append(link("diff", "Show diff", () => send({ type: "openDiff", toolCallId: prompt.toolCallId }), "show-diff"));
+      }
+      box.append(head, buttons);
+      return box;
+    }),
+  );
+  promptsBox.hidden = prompts.length === 0;
+  if (stick) log.scrollTop = log.scrollHeight;
+}
+
 function setBusy(value: boolean): void {
   busy = value;
   cancelButton.hidden = !busy;
@@ -587,6 +630,9 @@ window.addEventListener("message", (event: MessageEvent<HostToPanel>) => {
       break;
     case "context":
       renderChips(message.chips);
+      break;
+    case "permissions":
+      renderPrompts(message.prompts);
       break;
     case "focusPrompt":
       if (message.text !== undefined) prompt.value = message.text;

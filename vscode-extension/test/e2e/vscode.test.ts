@@ -265,10 +265,33 @@ describe("acpls in VS Code", { timeout: 240_000 }, () => {
     await prompt.press("Enter");
     const pick = page.locator(".quick-input-widget", { hasText: "acpls:" });
     await pick.waitFor({ timeout: 60_000 });
+    const inPanel = panel.locator(".permission-prompt", { hasText: "Fix subtract()" });
+    await inPanel.waitFor({ timeout: 10_000 });
     await panel.locator("button.cancel").click();
     await panel.locator(".turn-end", { hasText: "cancelled" }).waitFor({ timeout: 30_000 });
     await pick.waitFor({ state: "hidden", timeout: 10_000 });
+    await inPanel.waitFor({ state: "detached", timeout: 10_000 });
     await vscode.screenshot("cancelled");
+  });
+
+  step("a permission prompt can be answered from the panel", async () => {
+    const page = vscode.page;
+    const prompt = panel.locator("textarea.prompt");
+    await prompt.fill("Last one");
+    await prompt.press("Enter");
+    const inPanel = panel.locator(".permission-prompt", { hasText: "Fix subtract()" });
+    await inPanel.waitFor({ timeout: 60_000 });
+    for (const label of ["Allow", "Always allow", "Reject"]) {
+      await inPanel.locator("button.option", { hasText: label }).first().waitFor({ timeout: 5_000 });
+    }
+    await vscode.screenshot("permission-in-panel");
+    await inPanel.locator("button.option", { hasText: /^Reject$/ }).click();
+    // The quick pick showing the same prompt closes, and the agent gets the answer.
+    await page.locator(".quick-input-widget", { hasText: "acpls:" }).waitFor({ state: "hidden", timeout: 10_000 });
+    await inPanel.waitFor({ state: "detached", timeout: 10_000 });
+    await panel.locator(".turn-end").nth(3).waitFor({ timeout: 60_000 });
+    const card = panel.locator(".tool", { hasText: "Fix subtract()" }).last();
+    assert.match((await card.getAttribute("class")) ?? "", /status-(failed|cancelled)/);
   });
 
   step("the session switcher starts a new session and returns to the first one", async () => {

@@ -265,6 +265,8 @@ describe("prompt box", () => {
     assert.ok(!isPanelMessage({ type: "runShell", cmd: "rm" }));
     assert.ok(!isPanelMessage(null));
     assert.ok(isPanelMessage({ type: "openLocation", path: "/a", line: 3 }));
+    assert.ok(isPanelMessage({ type: "answerPermission", key: "p1", optionId: "allow" }));
+    assert.ok(!isPanelMessage({ type: "answerPermission", key: "p1" }));
   });
 
   test("follow hover says what the agent does", () => {
