@@ -151,3 +151,29 @@ def test_follow_target_without_a_line() -> None:
         "start": {"line": 2, "character": 0},
         "end": {"line": 2, "character": 0},
     }
+
+
+def test_a_finished_message_is_remembered_by_its_digest_only() -> None:
+    """Interleaved chunks and tool calls make a message per chunk: each must stay small."""
+    from acpls.translate.session_updates import _Fingerprint
+
+    blocks = [
+        {"type": "text", "text": "a"},
+        {"type": "image", "data": "x"},
+        {"type": "text", "text": "b"},
+    ]
+    fingerprint = _Fingerprint(blocks)
+    digest = fingerprint.digest()
+    fingerprint.freeze()
+    assert fingerprint.digest() == digest
+    assert fingerprint._done is None and fingerprint._run is None
+    n = SessionUpdateNormalizer(1)
+    for i in range(3):
+        n.normalize(
+            {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": f"{i}"}}
+        )
+        n.normalize(
+            {"sessionUpdate": "tool_call_update", "toolCallId": "c", "status": "in_progress"}
+        )
+    frozen = [m.fingerprint._frozen is not None for m in n._messages.values()]
+    assert frozen == [True, True, True]

@@ -13,6 +13,8 @@ Rules (editor contract section 4, Zed's behaviour where the contract is silent):
 
 from __future__ import annotations
 
+import os
+
 import attrs
 
 FOLLOW_INTERVAL = 0.016
@@ -22,7 +24,8 @@ FOLLOW_INTERVAL = 0.016
 class FollowTarget:
     session_id: str
     tool_call_id: str
-    path: str
+    # `..` is resolved away (textually) so the editor is shown the file's own path.
+    path: str = attrs.field(converter=lambda p: _normalised(p))
     # ACP line, 1-based. Anything but an int (an omitted line arrives as the models' OMITTED
     # sentinel, or an agent sends a string) means "no line".
     line: int | None = attrs.field(default=None, converter=lambda v: _line_or_none(v))
@@ -33,6 +36,10 @@ class FollowTarget:
             return None
         pos = {"line": max(self.line - 1, 0), "character": 0}
         return {"start": pos, "end": dict(pos)}
+
+
+def _normalised(path: str) -> str:
+    return os.path.normpath(path) if isinstance(path, str) and os.path.isabs(path) else path
 
 
 def _line_or_none(value: object) -> int | None:

@@ -78,15 +78,26 @@ class _Fingerprint:
     """A digest of a message's content that does not depend on how it was chunked: runs of
     plain text blocks hash as their concatenated text, other blocks as canonical JSON."""
 
-    __slots__ = ("_done", "_run")
+    __slots__ = ("_done", "_frozen", "_run")
 
     def __init__(self, blocks: list[Any] | None = None) -> None:
-        self._done = hashlib.blake2b(digest_size=16)
+        self._done: Any = hashlib.blake2b(digest_size=16)
         self._run: Any = None
+        self._frozen: bytes | None = None
         for block in blocks or ():
             self.add(block)
 
+    def freeze(self) -> None:
+        """The message is whole: keep only its 16-byte digest. The hash objects take about
+        900 bytes, and a session remembers thousands of messages."""
+        if self._frozen is None:
+            self._frozen = self.digest()
+            self._done = self._run = None
+
     def add(self, block: Any) -> None:
+        if self._frozen is not None:  # not expected: continue from the digest so far
+            self._done = hashlib.blake2b(self._frozen, digest_size=16)
+            self._frozen = None
         text = _plain_text(block)
         if text is not None:
             if self._run is None:
@@ -102,6 +113,8 @@ class _Fingerprint:
             self._run = None
 
     def digest(self) -> bytes:
+        if self._frozen is not None:
+            return self._frozen
         total = self._done.copy()
         if self._run is not None:
             total.update(b"T" + self._run.digest())
@@ -383,6 +396,7 @@ class SessionUpdateNormalizer:
             record = self._messages.get(chain.message_id)
             if record is not None:
                 self._count_finished(chain.role, record.fingerprint)
+                record.fingerprint.freeze()  # an acpls-made id gets no more chunks
             return []
         held = chain.replay
         key = (held.role, held.fingerprint.digest())
