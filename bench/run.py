@@ -72,7 +72,7 @@ class Config:
     @classmethod
     def make(cls, quick: bool, runs: int | None) -> Config:
         if quick:
-            return cls(runs or 1, True, 4096, 100_000, 60, 256 << 20, 3)
+            return cls(runs or 1, True, 8192, 100_000, 60, 256 << 20, 3)
         return cls(runs or 3, False, 16384, 300_000, 120, 1 << 30, 7)
 
 
@@ -246,13 +246,17 @@ def bench_p1(ctx: Context, cfg: Config, report: Report) -> None:
 # -- P2: follow latency -------------------------------------------------------------------------
 
 
-def follow_run(ctx: Context, cfg: Config, with_stream: bool) -> list[float]:
+def follow_run(ctx: Context, cfg: Config, with_stream: bool) -> tuple[list[float], bool]:
+    """Latencies (ms) of the locations that arrived, and whether the last one did (a location
+    superseded within 16 ms by a newer one is dropped by design: the last one wins)."""
     relay = ctx.relay("acpls", 2)
     latencies: list[float] = []
+    last_index = [-1]
 
     def on_follow(params: dict[str, Any]) -> None:
-        sent = int(params["toolCallId"].rsplit("-", 1)[1])
-        latencies.append((time.monotonic_ns() - sent) / 1e6)
+        index, sent = params["toolCallId"][1:].split("-")
+        latencies.append((time.monotonic_ns() - int(sent)) / 1e6)
+        last_index[0] = int(index)
 
     try:
         follow_session = relay.new_session()
@@ -279,7 +283,7 @@ def follow_run(ctx: Context, cfg: Config, with_stream: bool) -> list[float]:
         )
         if stream is not None:
             stream.result(120)
-        return latencies
+        return latencies, last_index[0] == cfg.p2_events - 1
     finally:
         relay.close()
 
@@ -288,28 +292,31 @@ def bench_p2(ctx: Context, cfg: Config, report: Report) -> None:
     for with_stream in (False, True):
         samples: list[float] = []
         per_run = []
+        last_arrived = True
         for _ in range(cfg.runs):
-            run = follow_run(ctx, cfg, with_stream)
+            run, last = follow_run(ctx, cfg, with_stream)
             per_run.append(run)
             samples.extend(run)
+            last_arrived = last_arrived and last
         p50, p99 = _percentile(samples, 50), _percentile(samples, 99)
         key = "p2_stream" if with_stream else "p2_alone"
         report.figures[key] = {
             "events_per_run": cfg.p2_events,
             "received": len(samples),
+            "last_arrived": last_arrived,
             "p50_ms": p50,
             "p99_ms": p99,
             "max_ms": max(samples) if samples else None,
             "runs": per_run,
         }
         expected = cfg.p2_events * cfg.runs
-        complete = len(samples) == expected
         label = "with a 20 MB/s terminal stream in another session" if with_stream else "alone"
         report.target(
             f"P2 follow latency {label}:",
-            complete and p50 <= 2.0 and p99 <= 10.0,
+            last_arrived and p50 <= 2.0 and p99 <= 10.0,
             f"p50 {p50:.2f} ms, p99 {p99:.2f} ms, max {max(samples):.2f} ms"
-            f" ({len(samples)}/{expected} locations; target p50 <= 2, p99 <= 10)",
+            f" ({len(samples)}/{expected} locations, the last one"
+            f" {'always' if last_arrived else 'NOT always'} arrived; target p50 <= 2, p99 <= 10)",
         )
 
 
@@ -325,6 +332,10 @@ def bench_p3(ctx: Context, cfg: Config, report: Report) -> None:
         view = TerminalView()
         relay.editor.handlers["acpls/terminalOutput"] = view.on_output
         pid = relay.editor.pid
+        cold = rss_kib(pid)
+        # A first, small turn: what acpls sets up once per session or turn (the file watcher,
+        # the transcript, lazily imported modules) is not growth while output streams.
+        relay.prompt(session_id, {"scenario": "terminal", "chunk": chunk, "count": 64})
         before = rss_kib(pid)
         peak = [before]
         stop = threading.Event()
@@ -344,6 +355,7 @@ def bench_p3(ctx: Context, cfg: Config, report: Report) -> None:
         growth = (max(peak[0], after) - before) / 1024
         report.figures["p3"] = {
             "bytes": count * chunk,
+            "rss_cold_mib": cold / 1024,
             "rss_before_mib": before / 1024,
             "rss_peak_mib": peak[0] / 1024,
             "rss_after_mib": after / 1024,
@@ -355,6 +367,7 @@ def bench_p3(ctx: Context, cfg: Config, report: Report) -> None:
             f"P3 memory while {count * chunk / 2**30:.2f} GiB of terminal output streams:",
             growth <= 50,
             f"RSS {before / 1024:.1f} -> peak {peak[0] / 1024:.1f} MiB, grew {growth:.1f} MiB"
+            f" (first turn from {cold / 1024:.1f} MiB)"
             f" ({count * chunk / seconds / 1e6:.0f} MB/s; target <= 50 MB)",
         )
     finally:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 EARLY_UPDATES_PER_SESSION = 1000
+_V1_OUTPUT_META = frozenset({"terminal_output", "terminal_output_delta"})
 
 
 class UpdateRouter:
@@ -59,6 +60,7 @@ class UpdateRouter:
         early.append(update)
 
     def route(self, session: Session, update: dict[str, Any]) -> None:
+        session.updates_routed += 1
         kind = update.get("sessionUpdate")
         terminals = self.hub.terminals
         if kind == "terminal_output_chunk":
@@ -67,6 +69,11 @@ class UpdateRouter:
                 terminals.append_chunk(session.id, terminal_id, data)
             else:
                 logger.error("terminal_output_chunk without terminalId or data: %.200r", update)
+            return
+        if kind == "tool_call_update" and self._v1_output_only(session, update):
+            # Output of a known tool call's terminal and nothing else: it changes no state the
+            # editor sees (the output keys are not shown in `toolCall`), so skip the normaliser.
+            terminals.apply_v1_meta(session.id, update["toolCallId"], update["_meta"])
             return
         normalized = session.normalizer.normalize(update)
         if normalized.terminal_update is not None:
@@ -78,6 +85,22 @@ class UpdateRouter:
             self._tool_call_applied(session, applied, update.get("_meta"))
         for editor_update in normalized.editor_updates:
             self._to_editor(session, editor_update)
+
+    @staticmethod
+    def _v1_output_only(session: Session, update: dict[str, Any]) -> bool:
+        """A v1 `tool_call_update` that only carries `_meta.terminal_output(_delta)` for a tool
+        call acpls knows (claude-agent-acp streams a command's output this way)."""
+        normalizer = session.normalizer
+        meta = update.get("_meta")
+        return (
+            normalizer.version == 1
+            and isinstance(meta, dict)
+            and len(update) == 3
+            and meta.keys() <= _V1_OUTPUT_META
+            and bool(meta)
+            and not normalizer.replaying
+            and update.get("toolCallId") in normalizer.tool_calls
+        )
 
     def send_update(self, session: Session, update: dict[str, Any]) -> None:
         """An update acpls itself makes (not the agent's), e.g. an automatic permission answer."""
