@@ -19,9 +19,13 @@ const RESTART_SECTIONS = ["python", "server"];
 
 export type Api = { client: AcplsClient; panel: AgentPanel; permissions: PermissionController };
 
+/** The running client, so deactivate can wait for the server to shut down (it then ends the agent). */
+let running: AcplsClient | undefined;
+
 export async function activate(context: vscode.ExtensionContext): Promise<Api> {
   const log = vscode.window.createOutputChannel("acpls", { log: true });
   const client = new AcplsClient(context, log);
+  running = client;
   const docs = new VirtualDocuments();
   const terminals = new TerminalController(client);
   const follow = new FollowController(context, client);
@@ -122,6 +126,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Api> {
   return { client, panel, permissions };
 }
 
-export function deactivate(): void {
-  // Disposables in context.subscriptions stop the client; the server then ends the agent.
+export function deactivate(): Promise<void> | undefined {
+  const client = running;
+  running = undefined;
+  return client?.stop();
 }

@@ -39,6 +39,13 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
   ) {
     client.onNotification("acpls/sessionUpdate", (params) => this.onUpdate(params as SessionUpdateParams));
     permissions.onDidChangePending((waiting) => this.post({ type: "permissions", prompts: panelPrompts(waiting) }));
+    // A stopped server takes its sessions with it: the next prompt starts a new one (the old
+    // conversation stays in the session list, and the agent may still load it).
+    this.disposables.push(
+      client.onDidChangeState((state) => {
+        if (state === "stopped") this.store.current = undefined;
+      }),
+    );
     this.disposables.push(
       vscode.window.registerWebviewViewProvider(AgentPanel.viewId, this, { webviewOptions: { retainContextWhenHidden: true } }),
     );

@@ -495,11 +495,15 @@ prompt.addEventListener("keydown", (event) => {
       updateCompletions();
       return;
     }
-    if (event.key === "Tab" || (event.key === "Enter" && !event.shiftKey)) {
+    const query = slashQuery(prompt.value, prompt.selectionStart);
+    const complete = query !== undefined && shown[selected]?.name === query.prefix;
+    if (event.key === "Tab" || (event.key === "Enter" && !event.shiftKey && !complete)) {
       event.preventDefault();
       acceptCompletion();
       return;
     }
+    // Enter on a command typed in full sends it, like any prompt.
+    if (event.key === "Enter") closeCompletions();
     if (event.key === "Escape") {
       event.preventDefault();
       closeCompletions();

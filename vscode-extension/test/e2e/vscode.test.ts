@@ -304,6 +304,22 @@ describe("acpls in VS Code", { timeout: 240_000 }, () => {
     await panel.locator(".turn-end").first().waitFor({ timeout: 5_000 });
     await vscode.screenshot("session-switched-back");
   });
+
+  step("acpls restarts, and the next prompt works in a new session", async () => {
+    const page = vscode.page;
+    await vscode.command("acpls: Restart acpls");
+    await page.locator(".notification-toast", { hasText: "acpls restarted." }).first().waitFor({ timeout: 60_000 });
+    const prompt = panel.locator("textarea.prompt");
+    await prompt.fill("/test");
+    await prompt.press("Enter");
+    // The panel switches to the new session: only this prompt, then the reply and the turn's end.
+    await panel.locator(".message.user", { hasText: "Please fix the bug" }).waitFor({ state: "detached", timeout: 30_000 });
+    await panel.locator(".message.user", { hasText: "/test" }).waitFor({ timeout: 30_000 });
+    await panel.locator(".message.agent", { hasText: "checks" }).first().waitFor({ timeout: 60_000 });
+    await panel.locator(".turn-end").first().waitFor({ timeout: 60_000 });
+    assert.equal(await panel.locator(".message.user").count(), 1, "the new session shows only its own prompt");
+    await vscode.screenshot("after-restart");
+  });
 });
 
 /** Drags the side bar's edge to the right, so the panel's screenshots show more of it. */
