@@ -120,6 +120,7 @@ async def test_the_line_limit_is_a_setting(
     assert result["stopReason"] == "end_turn"
     assert "still here" in agent_text(client)
     assert server_log.has("longer than limits.maxLineBytes (1048576 bytes)")
+    await assert_serving(client)
 
 
 async def test_invalid_utf8_is_replaced_not_fatal(
@@ -360,6 +361,7 @@ async def test_replay_on_resume_reaches_the_editor_once(
         if p["update"]["sessionUpdate"] == "tool_call"
     ]
     assert [c["toolCallId"] for c in calls].count("old-call") == 1
+    assert server_log.has("replayed session old-2 on session/resume")
     await assert_serving(client)
 
 
@@ -410,3 +412,4 @@ async def test_terminal_control_strings_are_sanitised_unless_raw(
     # Nothing sent to the editor elsewhere carries them either (the tool call keeps no output).
     dumped = json.dumps(notifications(client, "acpls/sessionUpdate"))
     assert "javascript:" not in dumped or raw
+    await assert_serving(client)

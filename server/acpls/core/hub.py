@@ -250,6 +250,12 @@ class Hub:
                 if conn.version == 2:
                     params["replayFrom"] = {"type": "start"}
                 result = await self.with_auth(conn, "session/resume", params)
+                if conn.version == 1 and session.updates_routed:
+                    logger.warning(
+                        "the agent replayed session %s on session/resume, which ACP v1 says it"
+                        " must not do; acpls shows each message once",
+                        session_id,
+                    )
             else:
                 raise CommandError("the agent cannot load or resume sessions")
         except BaseException:

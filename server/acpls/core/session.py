@@ -41,6 +41,8 @@ class Session:
     modes: dict[str, Any] | None = None
     config_options: list[Any] | None = None
     available_commands: list[Any] | None = None
+    # Every session/update routed to the session (tells a replay from none).
+    updates_routed: int = 0
 
     def reply_text(self) -> str:
         return "".join(self.turn.reply) if self.turn else ""
