@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench import traffic  # noqa: E402
-from bench.editor import Editor, rss_kib  # noqa: E402
+from bench.editor import Editor, cpu_seconds, rss_kib  # noqa: E402
 
 PY = sys.executable
 BENCH = REPO / "bench"
@@ -176,9 +176,11 @@ def terminal_run(ctx: Context, name: str, protocol: int, chunk: int, count: int)
         view = TerminalView()
         relay.editor.handlers["acpls/terminalOutput"] = view.on_output
         scenario = {"scenario": "terminal", "chunk": chunk, "count": count}
+        cpu_before = cpu_seconds(relay.editor.pid)
         start = time.monotonic_ns()
         relay.prompt(session_id, scenario)
         seconds = (time.monotonic_ns() - start) / 1e9
+        cpu = cpu_seconds(relay.editor.pid) - cpu_before
         expected = traffic.expected_tail(chunk, count, TAIL_CHECK).decode()
         intact = view.tail() == expected[-len(view.tail()) :] and len(view.tail()) >= min(
             len(expected), TAIL_CHECK
@@ -187,6 +189,8 @@ def terminal_run(ctx: Context, name: str, protocol: int, chunk: int, count: int)
             "seconds": seconds,
             "mb_per_s": chunk * count / seconds / 1e6,
             "chunks_per_s": count / seconds,
+            "relay_cpu_s": cpu,
+            "mb_per_cpu_s": chunk * count / max(cpu, 0.01) / 1e6,
             "editor_messages": view.messages,
             "resets": view.resets,
             "received_chars": view.received,
@@ -205,9 +209,11 @@ def bench_p1(ctx: Context, cfg: Config, report: Report) -> None:
                 name = "acpls" if label.startswith("acpls") else label
                 runs[label].append(terminal_run(ctx, name, protocol, chunk, count))
         medians = {label: _median(r, "mb_per_s") for label, r in runs.items()}
+        per_cpu = {label: _median(r, "mb_per_cpu_s") for label, r in runs.items()}
         intact = {label: all(x["intact"] for x in r) for label, r in runs.items()}
         key = f"p1_{chunk}"
         report.figures[key] = {
+            "median_mb_per_cpu_s": per_cpu,
             "chunk": chunk,
             "count": count,
             "runs": runs,
@@ -218,6 +224,7 @@ def bench_p1(ctx: Context, cfg: Config, report: Report) -> None:
             chunks = rate * 1e6 / chunk
             print(
                 f"   {LABELS[label]:<28} {rate:8.1f} MB/s {chunks / 1000:8.1f}k chunks/s"
+                f"  {per_cpu[label]:7.1f} MB per relay CPU-s"
                 f"  editor msgs {statistics.median(x['editor_messages'] for x in runs[label]):.0f}"
                 f"{'' if intact[label] else '  OUTPUT WRONG'}",
                 flush=True,
@@ -239,7 +246,8 @@ def bench_p1(ctx: Context, cfg: Config, report: Report) -> None:
             f"acpls {ours:.1f} MB/s = {ratio_a:.2f}x (a) {medians['bare']:.1f};"
             f" {ours / medians['pygls']:.1f}x (b) {medians['pygls']:.1f};"
             f" v1 {medians['acpls-v1']:.1f} = {medians['acpls-v1'] / medians['sdk']:.1f}x"
-            f" (c) {medians['sdk']:.1f} (target >= 0.9x (a), ahead of (b) and (c))",
+            f" (c) {medians['sdk']:.1f} (target >= 0.9x (a), ahead of (b) and (c));"
+            f" per relay CPU-second {per_cpu['acpls'] / per_cpu['bare']:.2f}x (a)",
         )
 
 
@@ -550,12 +558,19 @@ def _update_results_md(data: dict[str, Any]) -> None:
         if not figure:
             continue
         lines += ["", f"P1 detail, {chunk} B chunks ({figure['count']} chunks):", ""]
-        lines += ["| relay | MB/s | chunks/s | editor messages |", "| --- | ---: | ---: | ---: |"]
+        lines += [
+            "| relay | MB/s | chunks/s | MB per relay CPU-second | editor messages |",
+            "| --- | ---: | ---: | ---: | ---: |",
+        ]
         for label, runs in figure["runs"].items():
             rate = figure["median_mb_per_s"][label]
             messages = statistics.median(r["editor_messages"] for r in runs)
             per_second = rate * 1e6 / chunk / 1000
-            lines.append(f"| {LABELS[label]} | {rate:.1f} | {per_second:.1f}k | {messages:.0f} |")
+            cpu_rate = figure["median_mb_per_cpu_s"][label]
+            lines.append(
+                f"| {LABELS[label]} | {rate:.1f} | {per_second:.1f}k | {cpu_rate:.1f} |"
+                f" {messages:.0f} |"
+            )
     lines.append(MARK_END)
     block = "\n".join(lines)
     text = RESULTS_MD.read_text() if RESULTS_MD.exists() else f"# Benchmark results\n\n{MARK_END}"
