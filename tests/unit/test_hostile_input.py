@@ -177,3 +177,23 @@ def test_a_finished_message_is_remembered_by_its_digest_only() -> None:
         )
     frozen = [m.fingerprint._frozen is not None for m in n._messages.values()]
     assert frozen == [True, True, True]
+
+
+async def test_updates_for_endless_unknown_sessions_are_bounded(
+    tmp_path: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    from acpls.core.hub import Hub
+    from acpls.core.routing import EARLY_SESSIONS, EARLY_UPDATES_PER_SESSION
+    from tests.fuzz.frame_fuzzer import FakeEditor
+
+    hub = Hub(FakeEditor(str(tmp_path)), environ={}, state_dir=tmp_path / "state")
+    update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "x"}}
+    with caplog.at_level(logging.WARNING):
+        for i in range(5_000):
+            hub.router.on_session_update({"sessionId": f"ghost-{i}", "update": update})
+        for _ in range(EARLY_UPDATES_PER_SESSION + 10):
+            hub.router.on_session_update({"sessionId": "ghost-0", "update": update})
+    early = hub.router._early
+    assert len(early) == EARLY_SESSIONS
+    assert all(len(kept) <= EARLY_UPDATES_PER_SESSION for kept in early.values())
+    assert 1 <= len([r for r in caplog.records if "unknown session" in r.message]) <= 6

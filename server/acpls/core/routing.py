@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 EARLY_UPDATES_PER_SESSION = 1000
+EARLY_SESSIONS = 64
 _V1_OUTPUT_META = frozenset({"terminal_output", "terminal_output_delta"})
 
 
@@ -33,6 +34,7 @@ class UpdateRouter:
         self.hub = hub
         # Updates for a session id acpls has not registered yet (legal before session/new answers).
         self._early: dict[str, list[dict[str, Any]]] = {}
+        self._early_dropped = 0
         self._transcripts: dict[str, Transcript] = {}
 
     # -- the hot path ----------------------------------------------------------------------------
@@ -52,10 +54,19 @@ class UpdateRouter:
         self.hub.pump.poke()
 
     def _keep_early(self, session_id: str, update: dict[str, Any]) -> None:
-        early = self._early.setdefault(session_id, [])
-        if len(early) >= EARLY_UPDATES_PER_SESSION:
-            if len(early) == EARLY_UPDATES_PER_SESSION:
-                logger.warning("dropping updates for unknown session %r", session_id)
+        early = self._early.get(session_id)
+        if early is None and len(self._early) < EARLY_SESSIONS:
+            early = self._early[session_id] = []
+        if early is None or len(early) >= EARLY_UPDATES_PER_SESSION:
+            # Bounded both ways: an agent naming endless unknown session ids must not grow memory
+            # (nor the log: one line, then one per thousand dropped).
+            self._early_dropped += 1
+            if self._early_dropped % 1000 == 1:
+                logger.warning(
+                    "dropping updates for unknown session %r (%d dropped so far)",
+                    session_id,
+                    self._early_dropped,
+                )
             return
         early.append(update)
 
