@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, test } from "node:test";
 import {
   checkRequestPermissionResult,
@@ -10,7 +12,7 @@ import {
   SERVER_MESSAGES,
   type SessionUpdateParams,
 } from "../../src/protocol";
-import { fixture, loadFixtures } from "./fixtures";
+import { fixture, fixturesDir, loadFixtures } from "./fixtures";
 
 const fixtures = loadFixtures();
 
@@ -116,4 +118,32 @@ describe("checks reject malformed messages, naming the field", () => {
     assert.deepEqual(checkRequestPermissionResult({ optionId: null }, "r"), { optionId: null });
     assert.throws(() => checkRequestPermissionResult({ optionId: 3 }, "r"));
   });
+});
+
+describe("editors/protocol.md and protocol.ts agree", () => {
+  const doc = readFileSync(join(fixturesDir(), "..", "protocol.md"), "utf8");
+  const sections = [...doc.matchAll(/^### 5\.\d+ `([^`]+)`[^\n]*\n([\s\S]*?)(?=^#{2,3} )/gm)];
+
+  test("every acpls/* message of protocol.md is in protocol.ts, and the reverse", () => {
+    const documented = sections.map((m) => m[1]);
+    assert.deepEqual([...documented].sort(), Object.keys(SERVER_MESSAGES).sort());
+  });
+
+  for (const [, method, body] of sections) {
+    test(`the example of ${method} passes its check`, () => {
+      assert.ok(method !== undefined && isServerMethod(method));
+      const blocks = [...(body ?? "").matchAll(/```json\n([\s\S]*?)```/g)].map((b) => JSON.parse(b[1] ?? "null") as unknown);
+      assert.ok(blocks.length > 0, `${method} has an example`);
+      // A section may also show a part of the message (the merged tool call); one block is the message.
+      const passing = blocks.filter((block) => {
+        try {
+          parseServerMessage(method, block);
+          return true;
+        } catch {
+          return false;
+        }
+      });
+      assert.ok(passing.length > 0, `no example of ${method} passes: ${JSON.stringify(blocks).slice(0, 300)}`);
+    });
+  }
 });
