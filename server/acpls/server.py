@@ -406,9 +406,10 @@ def create_server() -> AcplsServer:
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def on_change(ls: AcplsServer, params: types.DidChangeTextDocumentParams) -> None:
         uri = params.text_document.uri
-        if not ls.port.is_own_edit(uri):
-            ls.hub.user_edited()
-            ls.hub.review.user_edited(uri)
+        if ls.port.is_own_edit(uri) or ls.port.matches_disk(uri):
+            return  # acpls' own edit, or the editor reloading a file written to disk
+        ls.hub.user_edited()
+        ls.hub.review.user_edited(uri)
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,

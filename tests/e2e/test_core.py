@@ -589,3 +589,48 @@ async def test_v1_meta_terminal_extension_maps_onto_terminals(
     state = notifications(client, "acpls/terminalUpdate")[-1]
     assert state["terminalId"] == "bash-1" and state["exitStatus"] == {"exitCode": 0}
     assert state["toolCallId"] == "bash-1"
+
+
+# -- follow pauses for the user, not for acpls' own changes -----------------------------------------
+
+
+def _open(client, path: Path, text: str) -> str:
+    uri = path.as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="python", version=1, text=text
+            )
+        )
+    )
+    return uri
+
+
+def _replace_all(client, uri: str, version: int, text: str) -> None:
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
+
+
+async def test_reload_of_a_file_written_to_disk_does_not_pause_follow(client, workspace: Path):
+    await start(client, workspace, "demo")
+    calc = workspace / "calc.py"
+    uri = _open(client, calc, calc.read_text())
+    calc.write_text("def add(a, b):\n    return a + b\n")  # the agent writes the file itself
+    _replace_all(client, uri, 2, calc.read_text())  # the editor reloads it
+    await command(client, "acpls.sessions", {})  # a round trip: the change has been handled
+    assert notifications(client, "acpls/followState") == []
+
+
+async def test_user_typing_pauses_follow_and_the_editor_is_told(client, workspace: Path):
+    await start(client, workspace, "demo")
+    calc = workspace / "calc.py"
+    uri = _open(client, calc, calc.read_text())
+    _replace_all(client, uri, 2, "# my unsaved note\n" + calc.read_text())
+    await command(client, "acpls.sessions", {})
+    assert notifications(client, "acpls/followState") == [{"enabled": False, "reason": "userEdit"}]
+    resumed = await command(client, "acpls.setFollow", {"enabled": True})
+    assert resumed == {"enabled": True}

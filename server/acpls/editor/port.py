@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -11,11 +12,17 @@ import orjson
 from lsprotocol import types
 
 from acpls.editor.messages import to_json
+from acpls.translate.uris import uri_to_path
 
 if TYPE_CHECKING:
     from acpls.server import AcplsServer
 
 logger = logging.getLogger(__name__)
+
+# How long after applyEdit's reply a didChange of that document still counts as acpls' own.
+OWN_EDIT_WINDOW = 1.0
+# Larger files are not compared with the disk on each change (cost per keystroke).
+MATCH_DISK_LIMIT = 1024 * 1024
 
 
 class LspEditorPort:
@@ -129,7 +136,7 @@ class LspEditorPort:
         finally:
             loop = asyncio.get_running_loop()
             # The editor's didChange for this edit may arrive just after its reply.
-            loop.call_later(0.5, self._forget_own_edits, uris)
+            loop.call_later(OWN_EDIT_WINDOW, self._forget_own_edits, uris)
         applied = bool(getattr(result, "applied", False))
         reason = getattr(result, "failure_reason", None) or getattr(result, "failureReason", None)
         return applied, reason
@@ -144,6 +151,21 @@ class LspEditorPort:
 
     def is_own_edit(self, uri: str) -> bool:
         return uri in self.own_edits
+
+    def matches_disk(self, uri: str) -> bool:
+        """The document's text is the file's text on disk: a reload (of a file the agent wrote
+        itself, say), not the user typing, who leaves the document unsaved."""
+        text = self.document_text(uri)
+        if text is None or not uri.startswith("file://"):
+            return False
+        try:
+            path = uri_to_path(uri)
+            if os.path.getsize(path) > MATCH_DISK_LIMIT:
+                return False
+            with open(path, encoding="utf-8", newline="") as handle:
+                return handle.read() == text
+        except (OSError, ValueError, UnicodeDecodeError):
+            return False
 
     def open_documents(self) -> dict[str, str]:
         try:
