@@ -80,6 +80,19 @@ class AcplsProtocol(LanguageServerProtocol):
         result.capabilities.experimental = {"acpls": {"version": 1}}
         return result
 
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any) -> Any:  # type: ignore[override]
+        """pygls' own cancels pending requests while iterating over the dict that their
+        cancellation shrinks ("dictionary changed size during iteration"); iterate a copy."""
+        if (user_handler := self.fm.features.get(types.SHUTDOWN)) is not None:
+            yield user_handler, args, None
+        current_id = self.msg_id
+        for msg_id, future in list(self._request_futures.items()):
+            if msg_id != current_id and not future.done():
+                future.cancel()
+        self._shutdown = True
+        return None
+
 
 class AcplsServer(LanguageServer):
     def __init__(self) -> None:
