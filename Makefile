@@ -56,13 +56,16 @@ stress: $(STAMP)
 	$(PY) -m pytest -q -m "slow" $(PYTEST_ARGS)
 
 clean:
-	rm -rf $(VENV) .cache build dist test-artifacts
+	rm -rf $(VENV) .cache build dist test-artifacts \
+	  vscode-extension/node_modules vscode-extension/out vscode-extension/dist vscode-extension/bundled
 
 # Front ends bring their own targets: test-nvim, demo-nvim (neovim/neovim.mk); test-vscode,
 # test-ts, vsix (vscode-extension/vscode.mk); test-editors, test-interop (editors/editors.mk).
 -include neovim/neovim.mk
 -include vscode-extension/vscode.mk
 -include editors/editors.mk
+# tsc --strict for the extension is part of `make lint` when its fragment is here.
+lint: $(if $(VSCODE_TEST_TARGETS),lint-ts)
 
 TEST_TARGETS := test-python $(NVIM_TEST_TARGETS) $(EDITORS_TEST_TARGETS) $(VSCODE_TEST_TARGETS)
 test: $(TEST_TARGETS)

@@ -204,7 +204,10 @@ def test_modes_use_the_stored_available_modes() -> None:
     )
     assert setup == [
         {"sessionUpdate": "modes", "currentModeId": "ask", "availableModes": modes},
-        {"sessionUpdate": "config_options", "configOptions": [{"id": "model", "configId": "model"}]},
+        {
+            "sessionUpdate": "config_options",
+            "configOptions": [{"id": "model", "configId": "model"}],
+        },
     ]
     assert feed(n, {"sessionUpdate": "current_mode_update", "currentModeId": "code"}) == [
         {"sessionUpdate": "modes", "currentModeId": "code", "availableModes": modes}
