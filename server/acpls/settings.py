@@ -16,6 +16,7 @@ from acpls.presets import PRESETS, AgentSpec
 
 DEFAULT_SCROLLBACK = 4 * 1024 * 1024
 DEFAULT_MAX_LINE = 64 * 1024 * 1024
+DEFAULT_MAX_AGENT_INPUT = 64 * 1024 * 1024
 
 
 @attrs.frozen
@@ -32,6 +33,7 @@ class Settings:
     env_remove: tuple[str, ...] = ()
     max_line_bytes: int = DEFAULT_MAX_LINE
     max_pending_permissions: int = 1000
+    max_agent_input_bytes: int = DEFAULT_MAX_AGENT_INPUT
     log_level: str = "info"
 
     def agent_restart_key(self) -> tuple[Any, ...]:
@@ -176,6 +178,8 @@ def _parse_limits(value: Any) -> dict[str, Any]:
         out["max_line_bytes"] = _positive_int(section, "maxLineBytes")
     if "maxPendingPermissions" in section:
         out["max_pending_permissions"] = _positive_int(section, "maxPendingPermissions")
+    if "maxAgentInputBytes" in section:
+        out["max_agent_input_bytes"] = _positive_int(section, "maxAgentInputBytes")
     return out
 
 

@@ -32,6 +32,8 @@ Modes (what happens on `session/prompt`, unless said otherwise):
   (so a client has to resume).
 - `wipe_diff`: a tool call with diff content, then a `tool_call_update` whose `content` holds only
   text (wiping the diff), then `completed`.
+- `no_read`: from its second prompt on, asks for `big.txt` in the session's directory 200 times
+  without waiting, then never reads its input again (acpls' answers pile up in the pipe).
 - `osc`: a terminal (v1 `_meta.terminal_output`) whose output holds an OSC 52 clipboard write, an
   OSC 8 `javascript:` link, a title change, colours and cursor movement.
 """
@@ -64,6 +66,7 @@ MODES = (
     "replay",
     "wipe_diff",
     "osc",
+    "no_read",
     "well_behaved",
 )
 HISTORY_TEXT = "hello from the history"
@@ -107,6 +110,7 @@ class Agent:
         self.next_id = 1000
         self.cancelled = False
         self.history_sent = 0
+        self.prompts = 0
 
     # -- output ------------------------------------------------------------------------------
     def write_line(self, data: bytes) -> None:
@@ -273,6 +277,13 @@ class Agent:
         if mode == "permission_flood":
             self.permission_flood(msg_id)
             return
+        self.prompts += 1
+        if mode == "no_read" and self.prompts > 1:
+            path = os.path.join(self.cwd, "big.txt")
+            for _ in range(200):
+                self.request("fs/read_text_file", {"sessionId": self.session_id, "path": path})
+            self.report(no_read_requests=200)
+            time.sleep(3600)  # never reads again
         step = getattr(self, "turn_" + mode, None)
         if step is not None:
             step()

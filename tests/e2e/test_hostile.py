@@ -248,6 +248,26 @@ async def test_stderr_flood_is_rate_limited_and_memory_stays_flat(
     assert after < before + 32, f"RSS grew from {before:.0f} to {after:.0f} MiB"
 
 
+async def test_an_agent_that_stops_reading_is_stopped_before_memory_runs_out(
+    client, server_log: ServerLog, workspace: Path, tmp_path: Path
+):
+    log = tmp_path / "agent.jsonl"
+    (workspace / "big.txt").write_text("x" * (1024 * 1024 - 1) + "\n")
+    limit = 8 * 1024 * 1024
+    await start(client, workspace, hostile("no_read", log), limits={"maxAgentInputBytes": limit})
+    assert (await prompt(client))["stopReason"] == "end_turn"  # a first, normal turn
+    before = rss_mb(server_pid(client))
+    with pytest.raises(JsonRpcException) as info:
+        await prompt(client)
+    assert "stopped reading its input" in str(info.value)
+    await server_log.wait_for("stopping the agent: it stopped reading its input")
+    assert (await assert_serving(client))["sessions"] == []
+    await asyncio.sleep(1)
+    after = rss_mb(server_pid(client))
+    print(f"RSS {before:.0f} -> {after:.0f} MiB")
+    assert after < before + 48, f"RSS grew from {before:.0f} to {after:.0f} MiB"
+
+
 async def test_crash_mid_turn_ends_the_turn_with_the_reason(
     client, server_log: ServerLog, workspace: Path, tmp_path: Path
 ):

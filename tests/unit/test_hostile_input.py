@@ -197,3 +197,31 @@ async def test_updates_for_endless_unknown_sessions_are_bounded(
     assert len(early) == EARLY_SESSIONS
     assert all(len(kept) <= EARLY_UPDATES_PER_SESSION for kept in early.values())
     assert 1 <= len([r for r in caplog.records if "unknown session" in r.message]) <= 6
+
+
+async def test_large_answers_wait_for_a_slot_until_the_previous_are_written() -> None:
+    """An agent asking for a big file a thousand times at once: acpls holds a few answers, not
+    a thousand, whatever the order the event loop runs things in."""
+    from acpls.acp.transport import HEAVY_AT_ONCE
+
+    protocol = AcpProtocol()
+    state = {"started": 0, "written": 0, "most": 0}
+
+    def write(data: bytes) -> None:
+        state["written"] += 1
+
+    async def read(params: Any) -> dict[str, Any]:
+        state["started"] += 1
+        state["most"] = max(state["most"], state["started"] - state["written"])
+        return {"content": "x" * 100_000}
+
+    protocol.attach_writer(write)
+    protocol.handlers["fs/read_text_file"] = read
+    for msg_id in range(300):
+        protocol.feed_line(
+            json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": "fs/read_text_file"}).encode()
+        )
+    for _ in range(200):
+        await asyncio.sleep(0)
+    assert state["written"] == 300
+    assert state["most"] <= HEAVY_AT_ONCE

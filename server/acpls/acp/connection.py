@@ -15,7 +15,7 @@ from typing import Any
 
 from acpls import __version__
 from acpls.acp.converter import VersionMode, initialize_params
-from acpls.acp.process import AgentProcess, AgentState
+from acpls.acp.process import DEFAULT_MAX_INPUT_BYTES, AgentProcess, AgentState
 from acpls.acp.transport import (
     INTERNAL_ERROR,
     AcpError,
@@ -39,13 +39,23 @@ class AgentConnection:
         env: dict[str, str],
         max_line_bytes: int,
         on_exit: Callable[[AgentConnection], None],
+        max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES,
     ) -> None:
         self.protocol = AcpProtocol()
         self._reader = LineReader(self.protocol.feed_line, max_line_bytes)
         self.process = AgentProcess(
-            argv, cwd=cwd, env=env, on_stdout=self._reader.feed, on_exit=self._process_exited
+            argv,
+            cwd=cwd,
+            env=env,
+            on_stdout=self._reader.feed,
+            on_exit=self._process_exited,
+            max_input_bytes=max_input_bytes,
         )
         self.protocol.attach_writer(self.process.write)
+        # Nothing more is sent to, or handled for, an agent acpls stopped.
+        self.process.on_given_up = lambda reason: self.protocol.fail_pending(
+            f"`{self.process.describe()}` was stopped by acpls: {reason}"
+        )
         self._on_exit = on_exit
         self.version: int = 1
         self.init_result: dict[str, Any] = {}

@@ -30,6 +30,7 @@ STDERR_TAIL_LINES = 20
 STDERR_LINE_MAX = 2000
 STDERR_LOG_BUDGET_PER_SECOND = 200
 READ_CHUNK = 256 * 1024
+DEFAULT_MAX_INPUT_BYTES = 64 * 1024 * 1024
 
 
 class AgentState(enum.Enum):
@@ -62,8 +63,14 @@ class AgentProcess:
         env: dict[str, str],
         on_stdout: Callable[[bytes], None],
         on_exit: Callable[[AgentProcess], None],
+        max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES,
     ) -> None:
         self.argv = argv
+        self.max_input_bytes = max_input_bytes
+        # Why acpls killed the agent itself (it stopped reading its input), for the error message.
+        self._kill_reason: str | None = None
+        # Called at once when acpls gives up on the agent, before its exit is seen.
+        self.on_given_up: Callable[[str], None] | None = None
         self.cwd = cwd
         self.env = env
         self.state = AgentState.STARTING
@@ -114,9 +121,23 @@ class AgentProcess:
         if proc is None or proc.stdin is None or self.state is not AgentState.RUNNING:
             logger.debug("agent is not running; dropped %d bytes", len(data))
             return
-        if proc.stdin.is_closing():
+        if proc.stdin.is_closing() or self._kill_reason is not None:
             return
         proc.stdin.write(data)
+        waiting = proc.stdin.transport.get_write_buffer_size()
+        if waiting > self.max_input_bytes:
+            self._stop_unread(waiting)
+
+    def _stop_unread(self, waiting: int) -> None:
+        """An agent that does not read what acpls sends would make acpls buffer without bound."""
+        self._kill_reason = (
+            f"it stopped reading its input ({waiting} bytes waiting for it, more than"
+            f" limits.maxAgentInputBytes = {self.max_input_bytes})"
+        )
+        logger.error("stopping the agent: %s", self._kill_reason)
+        self._signal_group(signal.SIGKILL)
+        if self.on_given_up is not None:
+            self.on_given_up(self._kill_reason)
 
     async def drain(self) -> None:
         proc = self._proc
@@ -183,8 +204,11 @@ class AgentProcess:
         # Let the readers drain what the agent wrote before it died (its last stderr lines are
         # the most useful part of the error message). Children may hold the pipes open: bounded.
         await asyncio.wait(self._readers, timeout=0.5)
-        self.state = AgentState.EXITED if self._stopping or returncode == 0 else AgentState.FAILED
-        if self.state is AgentState.FAILED:
+        failed = returncode != 0 and not self._stopping
+        self.state = AgentState.FAILED if failed or self._kill_reason else AgentState.EXITED
+        if self._kill_reason is not None:
+            self.failure = f"`{self.describe()}` was stopped by acpls: {self._kill_reason}"
+        elif self.state is AgentState.FAILED:
             self.failure = f"`{self.describe()}` {describe_returncode(returncode)}"
         logger.info("agent %s (%s)", self.state.value, describe_returncode(returncode))
         try:

@@ -42,6 +42,11 @@ RESOURCE_NOT_FOUND = -32002
 
 CANCEL_METHOD = "$/cancel_request"
 SESSION_UPDATE = "session/update"
+# Agent requests whose answer can be large (file text, terminal output): at most this many are
+# handled at once, so an agent asking thousands at once cannot make acpls hold thousands of
+# answers in memory. The others wait their turn.
+HEAVY_METHODS = frozenset({"fs/read_text_file", "fs/write_text_file", "terminal/output"})
+HEAVY_AT_ONCE = 8
 
 Handler = Callable[[Any], Awaitable[Any]]
 NotificationHandler = Callable[[Any], None]
@@ -154,6 +159,10 @@ class AcpProtocol(JsonRPCProtocol):
         self._next_id = 0
         self._write: Callable[[bytes], None] | None = None
         self.closed = False
+        self._heavy_slots = asyncio.Semaphore(HEAVY_AT_ONCE)
+        # Request ids holding a slot: released once the answer is written, not when the handler
+        # returns (answers waiting to be written are what takes the memory).
+        self._heavy_held: dict[Any, int] = {}
         # Our requests to the agent, by id. Not pygls' `_request_futures`: that holds the agent's
         # requests to us by *their* ids, and both sides count from 1, so one dict would let an
         # agent's request id overwrite the future of ours (and its answer hit the wrong one).
@@ -232,19 +241,45 @@ class AcpProtocol(JsonRPCProtocol):
     def _send_handler_result(self, future: Any, *, msg_id: Any) -> None:
         """An `AcpError` is a handler's answer, not a fault: send it without pygls' traceback in
         the log (a hostile agent's every bad request would otherwise write one)."""
-        error = None if future.cancelled() else future.exception()
-        if isinstance(error, AcpError):
-            self._request_futures.pop(msg_id, None)
-            logger.debug("answering request %r with an error: %s", msg_id, error)
-            self._send_response(msg_id, error=error.to_response_error())
-            return
-        super()._send_handler_result(future, msg_id=msg_id)
+        try:
+            error = None if future.cancelled() else future.exception()
+            if isinstance(error, AcpError):
+                self._request_futures.pop(msg_id, None)
+                logger.debug("answering request %r with an error: %s", msg_id, error)
+                self._send_response(msg_id, error=error.to_response_error())
+                return
+            super()._send_handler_result(future, msg_id=msg_id)
+        finally:
+            self._release_heavy(msg_id)
 
     def _get_handler(self, feature_name: str) -> Any:
         handler = self.handlers.get(feature_name)
         if handler is None:
             raise JsonRpcMethodNotFound.of(feature_name)
+        if feature_name in HEAVY_METHODS:
+            return self._one_of_a_few(handler)
         return handler
+
+    def _one_of_a_few(self, handler: Handler) -> Handler:
+        async def bounded(params: Any) -> Any:
+            msg_id = self.msg_id
+            await self._heavy_slots.acquire()
+            self._heavy_held[msg_id] = self._heavy_held.get(msg_id, 0) + 1
+            if self.closed:  # the agent is gone (or was stopped) while this one waited
+                raise AcpError(INTERNAL_ERROR, "the agent connection is closed")
+            return await handler(params)
+
+        return bounded
+
+    def _release_heavy(self, msg_id: Any) -> None:
+        held = self._heavy_held.get(msg_id)
+        if held is None:
+            return
+        if held > 1:
+            self._heavy_held[msg_id] = held - 1
+        else:
+            del self._heavy_held[msg_id]
+        self._heavy_slots.release()
 
     def _handle_notification(self, method_name: str, params: Any) -> None:
         if method_name == CANCEL_METHOD:

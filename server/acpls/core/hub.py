@@ -119,6 +119,7 @@ class Hub:
             cwd=cwd,
             env=self.settings.agent_env(self.environ),
             max_line_bytes=self.settings.max_line_bytes,
+            max_input_bytes=self.settings.max_agent_input_bytes,
             on_exit=self._agent_exited,
         )
         self.agent_requests.register(conn)
