@@ -288,6 +288,34 @@ async def test_crash_mid_turn_ends_the_turn_with_the_reason(
     assert (await prompt(client))["stopReason"] == "end_turn"
 
 
+async def test_crash_with_a_permission_prompt_open_withdraws_it_from_the_editor(
+    client, server_log: ServerLog, workspace: Path, tmp_path: Path
+):
+    log = tmp_path / "agent.jsonl"
+    asked = asyncio.Event()
+    withdrawn = asyncio.Event()
+
+    async def hold(params: Any) -> Any:
+        asked.set()
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            withdrawn.set()  # acpls sent $/cancelRequest
+            raise
+        return {"optionId": None}
+
+    client.answer_permission = hold
+    await start(client, workspace, hostile("crash", log))
+    with pytest.raises(JsonRpcException) as info:
+        await prompt(client)
+    assert "status 9" in str(info.value)
+    assert asked.is_set()
+    await asyncio.wait_for(withdrawn.wait(), 5)
+    statuses = notifications(client, "acpls/agentStatus")
+    assert statuses[-1]["state"] == "failed" and "crashing in the middle" in statuses[-1]["message"]
+    assert (await assert_serving(client))["sessions"] == []
+
+
 async def test_exit_during_initialize_is_reported(
     client, server_log: ServerLog, workspace: Path, tmp_path: Path
 ):
