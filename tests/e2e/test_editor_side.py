@@ -23,6 +23,7 @@ from tests.e2e.conftest import command, start
 from tests.e2e.raw_lsp import RawLspClient, initialize_params
 
 GONE_WITHIN = 2.0
+REPO = Path(__file__).resolve().parents[2]
 SERVER_NOT_INITIALIZED = -32002
 INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
@@ -275,7 +276,7 @@ async def test_killed_editor_leaves_no_process_behind(workspace: Path, tmp_path:
             "--pid-file",
             str(server_pid_file),
         ],
-        env={**server_env, "PYTHONPATH": os.getcwd()},
+        env={**server_env, "PYTHONPATH": str(REPO)},
         stderr=subprocess.DEVNULL,
     )
     try:
