@@ -1,11 +1,9 @@
-"""Helpers for the hostile-agent and editor-side end-to-end tests: the hostile agent's argv, acpls'
-own stderr (its log), its memory, and the process tree it leaves behind."""
+"""Helpers for the hostile-agent end-to-end tests: the hostile agent's argv, acpls' own stderr
+(its log) and its memory."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
 import sys
 from collections import deque
 from pathlib import Path
@@ -88,38 +86,6 @@ def rss_mb(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     raise AssertionError(f"no VmRSS for {pid}")
-
-
-def descendants(pid: int) -> set[int]:
-    """Every live process below `pid`, from /proc (children of children included)."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        with contextlib.suppress(OSError, IndexError, ValueError):
-            stat = Path(f"/proc/{entry}/stat").read_text()
-            # The command name may hold spaces and parentheses: fields start after the last ')'.
-            fields = stat.rsplit(")", 1)[1].split()
-            if fields[0] == "Z":
-                continue
-            children.setdefault(int(fields[1]), []).append(int(entry))
-    found: set[int] = set()
-    todo = [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
-
-
-def alive(pid: int) -> bool:
-    """The process exists and is not a zombie."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 async def wait_until(predicate: Any, within: float, interval: float = 0.05) -> bool:
