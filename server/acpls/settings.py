@@ -34,7 +34,7 @@ class Settings:
     max_line_bytes: int = DEFAULT_MAX_LINE
     max_pending_permissions: int = 1000
     max_agent_input_bytes: int = DEFAULT_MAX_AGENT_INPUT
-    log_level: str = "info"
+    log_level: str | None = None  # None: as the command line says (--log-level)
 
     def agent_restart_key(self) -> tuple[Any, ...]:
         """Settings whose change means the running agent must be restarted."""

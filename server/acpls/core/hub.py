@@ -93,6 +93,8 @@ class Hub:
             scrollback_bytes=settings.scrollback_bytes,
             sanitize=not settings.raw_terminal_output,
         )
+        if settings.log_level is not None:
+            logging.getLogger("acpls").setLevel(settings.log_level.upper())
         for problem in problems:
             logger.warning("settings: %s", problem)
         return problems
