@@ -216,7 +216,9 @@ async def _running_turn(raw: RawLspClient, workspace: Path, tmp_path: Path) -> l
             break
         await asyncio.sleep(0.05)
     pids = read_pids(agent_pid) + read_pids(terminal_pids)
-    assert len(pids) == 4 and running(pids) == pids, f"not all started: {pids} {raw.log()[-2000:]}"
+    assert len(pids) == 4 and sorted(running(pids)) == sorted(pids), (
+        f"not all started: {pids} {raw.log()[-2000:]}"
+    )
     return pids
 
 
@@ -289,7 +291,7 @@ async def test_killed_editor_leaves_no_process_behind(workspace: Path, tmp_path:
                 break
             await asyncio.sleep(0.05)
         pids = read_pids(server_pid_file) + read_pids(agent_pid) + read_pids(terminal_pids)
-        assert len(pids) == 5 and running(pids) == pids, f"not all started: {pids}"
+        assert len(pids) == 5 and sorted(running(pids)) == sorted(pids), f"not all started: {pids}"
         os.kill(editor.pid, signal.SIGKILL)
         gone, took = await wait_all_gone(pids, GONE_WITHIN)
         assert gone, f"still running {took:.1f}s after the editor was killed: {running(pids)}"
