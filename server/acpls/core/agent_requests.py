@@ -99,10 +99,10 @@ class AgentRequests:
             raise AcpError(INVALID_PARAMS, "request_permission needs at least one option")
         if session.turn is not None and session.turn.cancel_requested:
             # The user cancelled the turn: a request that comes later is answered at once.
-            return perm.CANCELLED
+            return perm.cancelled()
         if len(session.pending_permissions) >= self.hub.settings.max_pending_permissions:
             logger.warning("too many pending permission requests; answering cancelled")
-            return perm.CANCELLED
+            return perm.cancelled()
         tool_call = self._permission_tool_call(session, params)
         automatic = self._answer_by_rule(session, tool_call, options)
         if automatic is not None:
@@ -261,7 +261,7 @@ class AgentRequests:
         """session/cancel: every pending request of the session is answered `cancelled`."""
         for pending in list(session.pending_permissions.values()):
             if not pending.answer.done():
-                pending.answer.set_result(perm.CANCELLED)
+                pending.answer.set_result(perm.cancelled())
 
     # -- files -----------------------------------------------------------------------------------
     def current_text(self, path: str) -> str | None:

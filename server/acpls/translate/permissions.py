@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+# The answers themselves are the ACP models' (one place builds them).
+from acpls.acp.converter import permission_cancelled as cancelled
+from acpls.acp.converter import permission_selected as selected
+
 KIND_LABELS = {
     "allow_once": "allow once",
     "allow_always": "always allow",
@@ -36,18 +40,11 @@ def kind_label(kind: Any) -> str:
     return str(kind) if kind else "option"
 
 
-def selected(option_id: str) -> dict[str, Any]:
-    return {"outcome": {"outcome": "selected", "optionId": option_id}}
-
-
-CANCELLED: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
-
-
 def dismissed_outcome(options: list[dict[str, Any]]) -> dict[str, Any]:
     for option in options:
         if option.get("kind") == "reject_once":
             return selected(option["optionId"])
-    return CANCELLED
+    return cancelled()
 
 
 def outcome_for_title(options: list[dict[str, Any]], title: str | None) -> dict[str, Any]:
