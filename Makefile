@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 # Two cores on CI: run the Python suite on both.
 PYTEST_WORKERS ?= 2
 
-.PHONY: help venv test test-python lint demo demo-transcript bench stress clean apt-base
+.PHONY: help venv test test-python lint demo demo-transcript bench stress clean apt-base update-schemas
 
 help:
 	@echo "make demo             the whole product on the built-in demo agent (no API key)"
@@ -19,6 +19,7 @@ help:
 	@echo "make bench            benchmarks against baselines measured in the same run"
 	@echo "make stress           long fuzzing and load runs"
 	@echo "make lint             ruff, pyright and tsc --strict"
+	@echo "make update-schemas   refresh editors/acp-schema/ from npm @agentclientprotocol/sdk (ACP_SCHEMA_VERSION=x.y.z)"
 
 # Python: one virtualenv with the package (editable) and everything the tests need.
 $(STAMP): pyproject.toml
@@ -51,6 +52,11 @@ demo-transcript: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/run.py
+
+# The vendored ACP JSON Schemas (editors/acp-schema/SOURCE.txt): newest release unless a version is given.
+ACP_SCHEMA_VERSION ?=
+update-schemas:
+	editors/acp-schema/update.sh $(ACP_SCHEMA_VERSION)
 
 stress: $(STAMP)
 	$(PY) -m pytest -q -m "slow" $(PYTEST_ARGS)

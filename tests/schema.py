@@ -1,7 +1,8 @@
 """Validate what acpls sends to an agent against the official ACP JSON schemas.
 
-The schemas live outside the repository, in `shared/acp-schema/v{1,2}/schema.json` beside the
-clone (the same layout on CI). Use:
+The schemas are vendored in the repository, `editors/acp-schema/v{1,2}/schema{,.unstable}.json`
+(source, version and licence in `editors/acp-schema/SOURCE.txt`; `make update-schemas` refreshes
+them). A missing schema is an error, never a skip. Use:
 
     validate_client_message(2, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": p})
     validate_client_message(1, {"jsonrpc": "2.0", "id": 7, "result": r}, method="fs/read_text_file")
@@ -23,7 +24,7 @@ import jsonschema
 from jsonschema.exceptions import best_match
 from referencing import Registry, Resource
 
-SCHEMA_ROOT = Path(__file__).resolve().parents[1].parent / "shared" / "acp-schema"
+SCHEMA_ROOT = Path(__file__).resolve().parents[1] / "editors" / "acp-schema"
 
 Kind = Literal["Request", "Notification", "Response"]
 
@@ -40,6 +41,8 @@ def schema_path(version: int, *, unstable: bool = False) -> Path:
 @functools.cache
 def load_schema(version: int, unstable: bool = False) -> dict[str, Any]:
     path = schema_path(version, unstable=unstable)
+    if not path.is_file():
+        raise FileNotFoundError(f"ACP schema {path} is missing: run `make update-schemas`")
     with path.open(encoding="utf-8") as handle:
         return json.load(handle)
 

@@ -154,7 +154,7 @@ class InvalidParams(JsonRpcException):
 
 
 def _argument(args: Any) -> dict[str, Any]:
-    """Commands take one object argument (editor contract section 3)."""
+    """Commands take one object argument (editors/protocol.md section 3)."""
     if isinstance(args, list):
         if not args:
             return {}

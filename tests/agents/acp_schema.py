@@ -1,4 +1,4 @@
-"""Validate ACP messages against the official JSON schemas in /work/shared/acp-schema.
+"""Validate ACP messages against the official JSON schemas vendored in editors/acp-schema/.
 
 A message is checked twice: its envelope against `AgentRequest` / `AgentNotification` /
 `AgentResponse` (or the `Client*` ones), and its params or result against the schema type whose
@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from jsonschema.exceptions import best_match
 from jsonschema.validators import validator_for
 
-SCHEMA_ROOT = Path(os.environ.get("ACP_SCHEMA_DIR", "/work/shared/acp-schema"))
+# The repository's vendored copy (editors/acp-schema/SOURCE.txt); a missing file fails the test.
+SCHEMA_ROOT = Path(__file__).resolve().parents[2] / "editors" / "acp-schema"
 
 Side = str  # "agent" (messages the agent sends) or "client" (messages the client sends)
 

@@ -48,7 +48,7 @@ from acpls.editor.messages import register_message_hooks
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = ROOT / "tests" / "agents" / "scripts"
 FIXTURES = ROOT / "editors" / "fixtures"
-SCHEMAS = Path(os.environ.get("ACPLS_ACP_SCHEMAS", "/work/shared/acp-schema"))
+SCHEMAS = ROOT / "editors" / "acp-schema"
 
 SESSION_IDS = ("fz-v1-a", "fz-v1-b", "fz-v2-a", "fz-v2-b")
 MAX_LINE = 256 * 1024
@@ -271,8 +271,7 @@ def schema_seeds(rng: random.Random, per_type: int = 6) -> list[dict[str, Any]]:
     seeds: list[dict[str, Any]] = []
     for version in ("v1", "v2"):
         path = SCHEMAS / version / "schema.json"
-        if not path.exists():
-            continue
+        # A missing vendored schema is an error (FileNotFoundError), never a quiet loss of seeds.
         sampler = SchemaSampler(json.loads(path.read_text(encoding="utf-8")), rng)
         for name, method in SCHEMA_MESSAGES.items():
             if name not in sampler.defs:

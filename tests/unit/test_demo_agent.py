@@ -22,10 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from acpls.demo import workspace_scan as scan
 from acpls.demo.agent_kit import Peer, RpcError, wait_or_cancelled
 from tests.agents import demo_command
-from tests.agents.acp_schema import SCHEMA_ROOT
 from tests.agents.mini_client import AgentError, MiniClient
-
-pytestmark = pytest.mark.skipif(not SCHEMA_ROOT.is_dir(), reason="no ACP schemas here")
 
 FULL_V1_CAPS = {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True}
 

@@ -467,7 +467,7 @@ def test_summarize_counts_lines_without_reading_files():
 
 
 # ---------------------------------------------------------------------------------------------
-# The spec's "Diffs" sentences (shared/spec/acp-tool-calls-2026-10.md) and contract section 6
+# The "Diffs" sentences of the ACP v2 "Tool Calls" text and editors/protocol.md section 6
 
 
 def test_diff_always_includes_structured_changes_and_optionally_patch_text():

@@ -16,10 +16,7 @@ import pytest
 # The repo root is not on sys.path under plain `pytest` (tests/ is not a package).
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.agents import SCRIPTS_DIR, load_script, read_log, script_command
-from tests.agents.acp_schema import SCHEMA_ROOT
 from tests.agents.mini_client import AgentError, MiniClient
-
-pytestmark = pytest.mark.skipif(not SCHEMA_ROOT.is_dir(), reason="no ACP schemas here")
 
 Start = Callable[..., Awaitable[MiniClient]]
 

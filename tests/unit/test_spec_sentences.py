@@ -1,4 +1,4 @@
-"""One test per MUST/SHOULD sentence of shared/spec/acp-tool-calls-2026-10.md not covered
+"""One test per MUST/SHOULD sentence of the ACP v2 "Tool Calls" text (2026-10 draft) not covered
 elsewhere, named after the sentence. The terminal sentences are in test_terminals.py
 (`test_cwd_must_be_absolute`, `test_output_snapshot_replaces_all_previous_bytes_never_spliced`,
 `test_chunks_decoded_separately_not_concatenated_before_decoding`, ...) and the diff sentences in

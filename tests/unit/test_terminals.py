@@ -1,6 +1,6 @@
-"""TerminalStore: one test per sentence of the spec's "Display-only Terminals" section (shared/spec/
-acp-tool-calls-2026-10.md) and of contract section 6, plus the editor-facing behaviour
-(editors/protocol.md 5.5, 5.6, 7)."""
+"""TerminalStore: one test per sentence of the "Display-only Terminals" section of the ACP v2 "Tool
+Calls" text (2026-10 draft) and of editors/protocol.md section 6, plus the editor-facing behaviour
+(editors/protocol.md 5.5, 5.6, 10)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Follow-along rules, pure: which agent locations move the editor, and how often.
 
-Rules (editor contract section 4, Zed's behaviour where the contract is silent):
+Rules (editors/protocol.md section 4, Zed's behaviour where it is silent):
 - every location on a tool call or tool-call update counts, and so do v1 fs reads (start of the
   range) and writes (first changed line); the last one wins;
 - a move backwards on the same line of the same file is ignored (an edit update would otherwise

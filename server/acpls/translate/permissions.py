@@ -2,7 +2,7 @@
 
 Every option the agent sent is offered, in its order, whatever its kind (the four ACP kinds,
 `_custom` kinds, unknown future kinds). A dismissed prompt picks the first `reject_once` option when
-there is one, else the request is answered `cancelled` (editor contract section 4).
+there is one, else the request is answered `cancelled` (editors/protocol.md section 4).
 """
 
 from __future__ import annotations

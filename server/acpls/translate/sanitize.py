@@ -1,4 +1,4 @@
-"""Remove terminal control strings that can act on the user's machine (editors/protocol.md 7).
+"""Remove terminal control strings that can act on the user's machine (editors/protocol.md 10).
 
 Agent terminal output is shown in real terminal emulators (VS Code's xterm.js, Neovim's libvterm).
 Those honour control strings that do more than draw: OSC 52 writes the clipboard, OSC 8 makes

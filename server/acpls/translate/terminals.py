@@ -1,4 +1,4 @@
-"""The terminals of every session, as the editor should see them (contract section 6).
+"""The terminals of every session, as the editor should see them (editors/protocol.md section 6).
 
 `TerminalStore` keeps, per `(sessionId, terminalId)`, the terminal's state (command, cwd, exit
 status, the tool call that shows it, owner) and its output bytes, and turns them into the two
