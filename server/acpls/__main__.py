@@ -21,11 +21,19 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"]
     )
+    subparsers = parser.add_subparsers(dest="command", metavar="{agents}")
+    from acpls.cli import add_agents_parser
+
+    add_agents_parser(subparsers)
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse_args(argv)
+    if args.command == "agents":
+        from acpls.cli import run_agents
+
+        return run_agents(args)
     logging.basicConfig(
         stream=sys.stderr,
         level=getattr(logging, args.log_level),

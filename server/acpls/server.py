@@ -25,6 +25,8 @@ from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
 from acpls import __version__
 from acpls.editor.messages import register_message_hooks
 from acpls.editor.port import LspEditorPort
+from acpls.services.agent_check import check_agents
+from acpls.settings import parse_settings
 from acpls.translate.uris import uri_to_path
 
 if TYPE_CHECKING:
@@ -299,6 +301,26 @@ async def _rejected(hub: Hub, args: dict[str, Any]) -> Any:
     return hub.review.rejected(_optional_path(hub, args))
 
 
+async def _check_agents(hub: Hub, args: dict[str, Any]) -> Any:
+    """`acpls.checkAgents`: the configured agent (or the ones named) installed and answering?"""
+    names = args.get("agents")
+    if names is None:
+        specs = [hub.settings.agent]
+    elif isinstance(names, list):
+        specs = []
+        for value in names:
+            settings, problems = parse_settings({"agent": value})
+            if problems:
+                raise InvalidParams("; ".join(problems))
+            specs.append(settings.agent)
+    else:
+        raise InvalidParams("agents must be a list of preset names or agent objects")
+    results = await check_agents(
+        specs, cwd=hub.workspace_root(), env=hub.settings.base_env(hub.environ)
+    )
+    return {"agents": [r.to_json() for r in results]}
+
+
 async def _list_rules(hub: Hub, args: dict[str, Any]) -> Any:
     return {"rules": [r.to_json() for r in hub.agent_requests.rules.list()]}
 
@@ -329,6 +351,7 @@ COMMANDS: dict[str, CommandHandler] = {
     "acpls.keepAll": _keep_all,
     "acpls.rejectAll": _reject_all,
     "acpls.rejected": _rejected,
+    "acpls.checkAgents": _check_agents,
     "acpls.listRules": _list_rules,
     "acpls.removeRule": _remove_rule,
 }

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import attrs
 
-from acpls.presets import PRESETS, AgentSpec
+from acpls.presets import PRESETS_BY_NAME, AgentSpec, resolve_preset
 
 DEFAULT_SCROLLBACK = 4 * 1024 * 1024
 DEFAULT_MAX_LINE = 64 * 1024 * 1024
@@ -21,7 +21,7 @@ DEFAULT_MAX_AGENT_INPUT = 64 * 1024 * 1024
 
 @attrs.frozen
 class Settings:
-    agent: AgentSpec = PRESETS["demo"]
+    agent: AgentSpec = attrs.field(factory=lambda: resolve_preset("demo"))
     protocol_version: Literal["auto", 1, 2] = "auto"
     follow_enabled: bool = True
     mcp_servers: tuple[Any, ...] = ()
@@ -40,11 +40,13 @@ class Settings:
         """Settings whose change means the running agent must be restarted."""
         return (self.agent, self.protocol_version, self.env_remove, repr(self.mcp_servers))
 
+    def base_env(self, base: Mapping[str, str]) -> dict[str, str]:
+        """The editor's environment minus `env.remove`: what any agent acpls starts inherits."""
+        return {k: v for k, v in base.items() if not _removed(k, self.env_remove)}
+
     def agent_env(self, base: Mapping[str, str]) -> dict[str, str]:
         """The editor's environment minus `env.remove`, plus the agent's own env."""
-        env = {k: v for k, v in base.items() if not _removed(k, self.env_remove)}
-        env.update(dict(self.agent.env))
-        return env
+        return {**self.base_env(base), **dict(self.agent.env)}
 
 
 def _removed(name: str, patterns: tuple[str, ...]) -> bool:
@@ -76,9 +78,10 @@ def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, li
 
 def _parse_agent(value: Any) -> dict[str, Any]:
     if isinstance(value, str):
-        if value not in PRESETS:
-            raise ValueError(f"unknown preset {value!r} (presets: {', '.join(sorted(PRESETS))})")
-        return {"agent": PRESETS[value]}
+        if value not in PRESETS_BY_NAME:
+            names = ", ".join(sorted(PRESETS_BY_NAME))
+            raise ValueError(f"unknown preset {value!r} (presets: {names})")
+        return {"agent": resolve_preset(value)}
     if not isinstance(value, Mapping):
         raise TypeError("must be a preset name or {command, args?, env?}")
     command = value.get("command")

@@ -26,6 +26,23 @@ def test_checkhealth_reports_no_errors(plain_nvim):
     assert "acpls --version" not in text or "failed" not in text
     assert not [line for line in lines if "ERROR" in line], text
     assert "OK options are valid" in text.replace("- ", "")
+    # the default agent (the demo) was started once and answered ACP initialize
+    assert "agent demo answers: acpls demo agent 0.1.0, ACP v1" in text
+
+
+def test_checkhealth_says_when_the_agent_is_missing_or_silent(plain_nvim):
+    nvim = plain_nvim
+    nvim.exec_lua(
+        "require('acpls').setup(...)",
+        {"cmd": [str(ACPLS)], "agent": {"command": "/nonexistent/agent-x"}},
+    )
+    text = "\n".join(health_lines(nvim))
+    assert "agent agent-x is not installed: /nonexistent/agent-x not found on PATH" in text
+    nvim.exec_lua(
+        "require('acpls').setup(...)", {"cmd": [str(ACPLS)], "agent": {"command": "/bin/false"}}
+    )
+    text = "\n".join(health_lines(nvim))
+    assert "agent false does not answer initialize: exited with status 1" in text
 
 
 def test_checkhealth_reports_bad_options_and_missing_server(plain_nvim):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from acpls.presets import PRESETS
+from acpls.presets import resolve_preset
 from acpls.settings import Settings, parse_settings
 
 
@@ -14,7 +14,7 @@ def test_defaults_when_nothing_is_given() -> None:
 
 def test_preset_and_custom_agent() -> None:
     claude, _ = parse_settings({"agent": "claude"})
-    assert claude.agent == PRESETS["claude"]
+    assert claude.agent == resolve_preset("claude")
     custom, problems = parse_settings(
         {"agent": {"command": "/opt/bin/my-agent", "args": ["--acp"], "env": {"TOKEN": "x"}}}
     )
@@ -57,7 +57,7 @@ def test_wrong_values_are_reported_and_keep_their_defaults() -> None:
 def test_a_later_change_keeps_what_it_does_not_mention() -> None:
     first, _ = parse_settings({"agent": "gemini", "permissions": {"autoApprove": ["read"]}})
     second, _ = parse_settings({"follow": {"enabled": False}}, first)
-    assert second.agent == PRESETS["gemini"] and second.auto_approve_kinds == ("read",)
+    assert second.agent == resolve_preset("gemini") and second.auto_approve_kinds == ("read",)
     assert second.follow_enabled is False
 
 

@@ -4,6 +4,7 @@
 
 import * as path from "node:path";
 import * as vscode from "vscode";
+import { checkAgents } from "./agentCheck";
 import { AcplsClient } from "./client";
 import { FollowController } from "./follow";
 import { AgentPanel } from "./panel";
@@ -50,6 +51,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Api> {
     void vscode.window.showInformationMessage("acpls restarted.");
   });
   register("acpls.ui.showLog", () => log.show(true));
+  register("acpls.ui.checkAgents", () => checkAgents(client, log));
   register("acpls.ui.toggleFollow", () => follow.toggle());
   register("acpls.ui.newSession", () => panel.newSession());
   register("acpls.ui.cancel", () => panel.cancel());
@@ -106,6 +108,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Api> {
       { label: "$(debug-restart) Restart acpls", command: "acpls.ui.restart" },
       { label: "$(shield) Choose how permission prompts are shown", command: "acpls.ui.choosePermissionUi" },
       { label: "$(output) Show the log", command: "acpls.ui.showLog" },
+      { label: "$(pass) Check the agent", command: "acpls.ui.checkAgents" },
     ];
     const picked = await vscode.window.showQuickPick(actions, { title: "acpls" });
     if (picked !== undefined) await vscode.commands.executeCommand(picked.command);

@@ -324,9 +324,24 @@ export const Commands = {
   rejectAll: "acpls.rejectAll",
   listRules: "acpls.listRules",
   removeRule: "acpls.removeRule",
+  checkAgents: "acpls.checkAgents",
 } as const;
 
 export type PromptContext = { uri: string; range?: Range };
+
+/** One agent checked by `acpls.checkAgents` (protocol.md section 3). */
+export type AgentCheck = {
+  name: string;
+  command: string[];
+  installed: boolean;
+  ok: boolean;
+  detail: string;
+  agentName?: string | null;
+  agentVersion?: string | null;
+  protocolVersion?: number | null;
+  authMethods: string[];
+  seconds: number;
+};
 
 /** Argument and result of each command, as section 3 lists them. */
 export interface CommandSignatures {
@@ -349,6 +364,7 @@ export interface CommandSignatures {
   "acpls.rejectAll": [{ uri?: string }, { files: ChangedFile[] }];
   "acpls.listRules": [Record<string, never>, { rules: JsonObject[] }];
   "acpls.removeRule": [{ ruleId: string }, { rules: JsonObject[] }];
+  "acpls.checkAgents": [{ agents?: (string | JsonObject)[] }, { agents: AgentCheck[] }];
 }
 export type CommandId = keyof CommandSignatures;
 export type CommandArgs<C extends CommandId> = CommandSignatures[C][0];
@@ -377,6 +393,7 @@ export const COMMAND_RESULTS = {
   "acpls.rejectAll": object({ files: arrayOf(checkChangedFile) }),
   "acpls.listRules": object({ rules: arrayOf(anyObject) }),
   "acpls.removeRule": object({ rules: arrayOf(anyObject) }),
+  "acpls.checkAgents": object({ agents: arrayOf(anyObject) }),
 } as const satisfies Partial<Record<CommandId, Check<unknown>>>;
 
 export { ProtocolError, isObject };

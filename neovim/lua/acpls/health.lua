@@ -45,19 +45,11 @@ function M.check()
       )
     end
   end
-  if type(opts.agent) == 'table' and type(opts.agent.command) == 'string' then
-    if vim.fn.executable(opts.agent.command) == 1 then
-      health.ok('agent command ' .. opts.agent.command .. ' found')
-    else
-      health.warn(
-        ('agent command %s is not executable here'):format(opts.agent.command),
-        'acpls reports the agent failing when it first starts it'
-      )
-    end
-  elseif type(opts.agent) == 'string' then
-    health.ok('agent preset ' .. opts.agent)
+  health.start('acpls: agent')
+  if cmd then
+    M.check_agent(cmd, opts.agent)
   else
-    health.info("agent: the server's default (the demo agent)")
+    health.warn('the agent cannot be checked without the acpls server')
   end
   local python = opts.install.python or 'python3'
   if vim.fn.executable(python) == 1 then
@@ -80,6 +72,35 @@ function M.check()
     else
       health.ok(('client %d in %s: %s'):format(c.id, c.root_dir, state))
     end
+  end
+end
+
+--- Starts the configured agent once through `acpls agents check` (it sends ACP `initialize` and
+--- stops it again) and reports whether it is installed and answers.
+function M.check_agent(cmd, agent)
+  local health = vim.health
+  local which = agent == nil and 'demo' or agent
+  local arg = type(which) == 'table' and vim.json.encode(which) or tostring(which)
+  local argv = vim.list_extend(vim.deepcopy(cmd), { 'agents', 'check', '--json', arg })
+  local res = vim.system(argv, { text = true }):wait(60000)
+  local ok, checks = pcall(vim.json.decode, res.stdout or '')
+  if not ok or type(checks) ~= 'table' or type(checks[1]) ~= 'table' then
+    health.error(
+      ('`%s` failed (exit %s): %s'):format(table.concat(argv, ' '), tostring(res.code), vim.trim(res.stderr or '')),
+      'check the agent setting (:help acpls-options)'
+    )
+    return
+  end
+  local check = checks[1]
+  local command = table.concat(check.command or {}, ' ')
+  if not check.installed then
+    health.error(('agent %s is not installed: %s'):format(check.name, check.detail), 'install it, or choose another agent')
+  elseif not check.ok then
+    health.error(('agent %s does not answer initialize: %s'):format(check.name, check.detail), 'ran: ' .. command)
+  else
+    local who = vim.trim(('%s %s'):format(check.agentName or '', check.agentVersion or ''))
+    local auth = #(check.authMethods or {}) > 0 and (', sign-in: ' .. table.concat(check.authMethods, ', ')) or ''
+    health.ok(('agent %s answers: %s, ACP v%s%s (ran %s)'):format(check.name, who, tostring(check.protocolVersion), auth, command))
   end
 end
 

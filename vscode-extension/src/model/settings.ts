@@ -4,7 +4,7 @@
 
 import { isObject, type JsonObject } from "./validate";
 
-export const PRESETS = ["claude", "gemini", "codex", "goose", "opencode", "demo"] as const;
+export const PRESETS = ["claude", "gemini", "codex", "opencode", "qwen", "copilot", "goose", "demo"] as const;
 export const TOOL_KINDS = ["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"] as const;
 export const LOG_LEVELS = ["debug", "info", "warning", "error"] as const;
 

@@ -1,0 +1,183 @@
+"""`acpls agents check` and `acpls.checkAgents`: installed? answers initialize? nothing left behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from acpls.presets import AgentSpec
+from acpls.services.agent_check import check_agent
+
+ACPLS = [sys.executable, "-m", "acpls"]
+
+
+def _agent(tmp_path: Path, body: str) -> AgentSpec:
+    script = tmp_path / "agent.py"
+    script.write_text(textwrap.dedent(body))
+    return AgentSpec(name="fake", command=sys.executable, args=(str(script),))
+
+
+async def _check(tmp_path: Path, body: str, answer_within: float = 10.0):
+    spec = _agent(tmp_path, body)
+    return await check_agent(
+        spec, cwd=str(tmp_path), env=dict(os.environ), answer_within=answer_within
+    )
+
+
+async def test_an_agent_that_asks_and_floods_first_still_counts_as_answering(tmp_path):
+    result = await _check(
+        tmp_path,
+        """
+        import json, sys
+        request = json.loads(sys.stdin.readline())
+        assert request["method"] == "initialize", request
+        assert request["params"]["protocolVersion"] == 1
+        print("not json at all", flush=True)
+        # a request of its own first (answered -32601), and a 600 KB notification
+        print(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "x/ask", "params": {}}), flush=True)
+        reply = json.loads(sys.stdin.readline())
+        assert reply["id"] == 0 and reply["error"]["code"] == -32601, reply
+        print(json.dumps({"jsonrpc": "2.0", "method": "x/big", "params": {"s": "x" * 600_000}}), flush=True)
+        print(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {
+            "protocolVersion": 1, "agentInfo": {"name": "fake", "version": "9.9"},
+            "authMethods": [{"id": "openai-api-key", "name": "API key"}]}}), flush=True)
+        sys.stdin.read()
+        """,
+    )
+    assert result.ok, result.detail
+    assert (result.agent_name, result.agent_version, result.protocol_version) == ("fake", "9.9", 1)
+    assert result.auth_methods == ("openai-api-key",)
+    assert "ok (fake 9.9, ACP v1, sign-in: openai-api-key" in result.summary()
+
+
+async def test_an_agent_that_exits_is_reported_with_its_status_and_stderr(tmp_path):
+    result = await _check(
+        tmp_path,
+        """
+        import sys
+        sys.stdin.readline()
+        print("no API key configured", file=sys.stderr, flush=True)
+        sys.exit(3)
+        """,
+    )
+    assert not result.ok and result.installed
+    assert "status 3" in result.detail and "no API key configured" in result.detail
+
+
+async def test_an_error_answer_is_a_failure(tmp_path):
+    result = await _check(
+        tmp_path,
+        """
+        import json, sys
+        request = json.loads(sys.stdin.readline())
+        print(json.dumps({"jsonrpc": "2.0", "id": request["id"],
+                          "error": {"code": -32602, "message": "bad version"}}), flush=True)
+        sys.stdin.read()
+        """,
+    )
+    assert not result.ok and "bad version" in result.detail
+
+
+async def test_a_silent_agent_times_out_and_its_whole_process_group_is_stopped(tmp_path):
+    pid_file = tmp_path / "child.pid"
+    result = await _check(
+        tmp_path,
+        f"""
+        import subprocess, sys, time
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        open({str(pid_file)!r}, "w").write(str(child.pid))
+        time.sleep(600)
+        """,
+        answer_within=3.0,
+    )
+    assert not result.ok and "no answer to initialize within 3 s" in result.detail
+    child = int(pid_file.read_text())
+    deadline = time.monotonic() + 10
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child), "the agent's child outlived the check"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+async def test_a_missing_command_is_not_installed_with_the_install_hint():
+    spec = AgentSpec(name="copilot", command="copilot-not-here-x")
+    result = await check_agent(spec, cwd="/", env=dict(os.environ))
+    assert not result.installed and not result.ok
+    assert "npm install -g @github/copilot@1.0.102" in result.detail
+
+
+def test_the_command_line_checks_the_demo_and_a_broken_agent_and_exits_1(tmp_path):
+    broken = json.dumps({"command": "/bin/false"})
+    proc = subprocess.run(
+        [*ACPLS, "agents", "check", "--json", "--timeout", "20", "demo", broken],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 1, proc.stderr
+    demo, false = json.loads(proc.stdout)
+    assert demo["ok"] and demo["agentName"] == "acpls demo agent" and demo["protocolVersion"] == 1
+    assert not false["ok"] and "status 1" in false["detail"]
+
+
+def test_the_command_line_lists_every_preset_with_its_command():
+    proc = subprocess.run(
+        [*ACPLS, "agents", "list", "--json"], capture_output=True, text=True, timeout=30
+    )
+    assert proc.returncode == 0, proc.stderr
+    rows = {r["name"]: r for r in json.loads(proc.stdout)}
+    assert {"claude", "gemini", "codex", "opencode", "qwen", "copilot", "goose", "demo"} <= set(
+        rows
+    )
+    assert rows["gemini"]["command"][-1] == "--acp"
+
+
+def test_a_bad_agent_argument_is_a_clear_usage_error():
+    proc = subprocess.run(
+        [*ACPLS, "agents", "check", "nope"], capture_output=True, text=True, timeout=30
+    )
+    assert proc.returncode == 2 and "unknown preset 'nope'" in proc.stderr
+    assert proc.stdout == ""
+
+
+@pytest.mark.parametrize("argv", [["--version"], []])
+def test_the_server_entry_point_is_unchanged(argv):
+    if not argv:
+        proc = subprocess.run([*ACPLS], input="", capture_output=True, text=True, timeout=30)
+        assert (
+            proc.stdout == ""
+        )  # LSP only on stdout: an empty input is a clean exit with nothing said
+    else:
+        proc = subprocess.run([*ACPLS, *argv], capture_output=True, text=True, timeout=30)
+        assert proc.stdout.startswith("acpls ")
+
+
+async def test_the_lsp_command_checks_the_configured_agent_and_named_ones(client, workspace):
+    from pygls.exceptions import JsonRpcException
+
+    from tests.e2e.conftest import command, start
+
+    await start(client, workspace, "demo", custom=True)
+    configured = await command(client, "acpls.checkAgents", {})
+    (demo,) = configured["agents"]
+    assert demo["ok"] and demo["name"] == "demo"
+    named = await command(client, "acpls.checkAgents", {"agents": [{"command": "/bin/false"}]})
+    assert not named["agents"][0]["ok"] and "status 1" in named["agents"][0]["detail"]
+    with pytest.raises(JsonRpcException) as info:
+        await command(client, "acpls.checkAgents", {"agents": ["nope"]})
+    assert info.value.code == -32602
