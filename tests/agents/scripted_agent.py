@@ -60,6 +60,10 @@ Steps (strings "$sessionId" and "$cwd" anywhere inside are replaced by the curre
                                  still run
     {"respond_error": {"code": -32603, "message": "..."}}   answer it with this error now
     {"stderr": "text"}           write to stderr
+    {"write_file": {"path", "text"}}   write a file straight to disk (as Claude Code, Codex and
+                                 Copilot do, past the client); `"replace": [old, new]` instead of
+                                 `text` replaces the one occurrence of `old` in the file
+    {"delete_file": "path"}      delete a file straight from disk
     {"exit": code}               flush and exit with `code`
     {"crash": true | code}       exit at once (os._exit) with status 1 or `code`
 """
@@ -389,6 +393,10 @@ class ScriptedAgent:
                 str(step["stderr"]) + ("" if str(step["stderr"]).endswith("\n") else "\n")
             )
             sys.stderr.flush()
+        elif "write_file" in step:
+            write_file(step["write_file"])
+        elif "delete_file" in step:
+            os.remove(str(step["delete_file"]))
         elif "exit" in step:
             self.finish(int(step["exit"]))
         elif "crash" in step:
@@ -433,6 +441,20 @@ class ScriptedAgent:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
+
+
+def write_file(spec: dict[str, Any]) -> None:
+    """Write bytes exactly as given (no newline translation), like an agent's own file tools."""
+    path = Path(str(spec["path"]))
+    if "replace" in spec:
+        old, new = spec["replace"]
+        text = path.read_bytes().decode("utf-8")
+        if text.count(old) != 1:
+            raise RpcError(-32603, f"write_file: {old!r} is not in {path} exactly once")
+        text = text.replace(old, new)
+    else:
+        text = str(spec["text"])
+    path.write_bytes(text.encode("utf-8"))
 
 
 def load_script(args: argparse.Namespace) -> dict[str, Any]:

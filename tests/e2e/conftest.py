@@ -43,7 +43,7 @@ class RawAcplsProtocol(LanguageClientProtocol):
     """Keeps acpls/* payloads as the raw JSON (pygls would rename keys such as `_meta`)."""
 
     def get_message_type(self, method: str) -> Any:  # type: ignore[override]
-        if method == "acpls/requestPermission":
+        if method in ("acpls/requestPermission", "acpls/resolveConflict"):
             return RawRequest
         if method.startswith("acpls/"):
             return RawNotification

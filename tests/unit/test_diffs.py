@@ -222,12 +222,18 @@ def test_v1_modify_is_minimal_line_edits_from_old_text():
 def test_v1_stale_old_text_is_reported_and_left_out():
     item = {"type": "diff", "path": "/w/a.txt", "oldText": "a\n", "newText": "b\n"}
     result = edit_of(item, {"/w/a.txt": "user changed this\n"})
-    assert result.problems == ["pre-image of /w/a.txt no longer matches the file"]
+    assert result.problems == [
+        "the diff for /w/a.txt cannot be placed in the file: neither its old nor its new text is"
+        " in the file; no edit is made from it"
+    ]
     assert result.edit["documentChanges"] == []
     assert unrendered_labels(result.edit) == ["modify /w/a.txt"]
     assert result.files == [FileSummary("/w/a.txt", 1, 1, "modify")]
     missing = edit_of(item, {})
-    assert missing.problems == ["pre-image of /w/a.txt no longer matches the file"]
+    assert missing.problems == [
+        "the diff for /w/a.txt cannot be placed in the file: the file does not exist;"
+        " no edit is made from it"
+    ]
 
 
 def test_v1_new_file_that_already_has_text_is_stale():

@@ -59,6 +59,13 @@ def apply_edits(text: str, edits: list[dict[str, Any]]) -> str:
     return "".join(out)
 
 
+def _count(text: str, needle: str) -> int:
+    """Occurrences of a non-empty `needle`, overlapping ones included (empty: everywhere)."""
+    if not needle:
+        return len(text) + 1
+    return sum(text.startswith(needle, i) for i in range(len(text)))
+
+
 class DiffMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
@@ -86,6 +93,14 @@ class DiffMachine(RuleBasedStateMachine):
                 assert annotation in edit["changeAnnotations"]
                 assert edit["changeAnnotations"][annotation]["needsConfirmation"] is True
         if not fresh:
+            current = self.files.get(path)
+            old = item.get("oldText")
+            if text_edits and current is not None and isinstance(old, str):
+                # A stale whole text can still be a fragment found once in the file (acpls cannot
+                # tell the two apart): then the edit is exactly that one replacement.
+                assert _count(current, old) == 1 and _count(current, new_text) == 0
+                assert apply_edits(current, text_edits) == current.replace(old, new_text, 1)
+                return
             assert text_edits == []
             assert any(path in problem for problem in result.problems), result.problems
             return

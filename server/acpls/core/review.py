@@ -17,8 +17,9 @@ from acpls.core import ports
 from acpls.editor import messages as msg
 from acpls.services.watcher import DiskChange, TurnWatcher
 from acpls.state.review import RejectEdit, ReviewError, ReviewStore
-from acpls.translate.diffs import diff_from_content
+from acpls.translate.diffs import AcpDiff, diff_from_content, place_v1
 from acpls.translate.follow import FollowTarget
+from acpls.translate.fragments import Placement
 from acpls.translate.uris import uri_to_path
 
 if TYPE_CHECKING:
@@ -97,15 +98,40 @@ class ReviewController:
             for diff in diffs:
                 for change in diff.changes:
                     if change.path in paths and not self.store.is_tracked(change.path):
-                        before = _v1_old_text(content, change.path)
-                        if before is _MISSING:
-                            before = self.hub.agent_requests.current_text(change.path)
-                        self.store.baseline(change.path, before, session_id=session.id)  # type: ignore[arg-type]
+                        self._baseline_from_diff(session, diff, change.path)
         if state.get("status") == "completed":
             for path in paths:
                 if self.store.is_tracked(path):
                     self.store.changed(path, self.hub.agent_requests.current_text(path))
             self.publish()
+
+    def _baseline_from_diff(self, session: Session, diff: AcpDiff, path: str) -> None:
+        """Record the file's pre-turn text when a diff for it first shows up. The text is never
+        the diff's own: a v1 `oldText` may be a fragment (contract section 6). In order: what the
+        watcher knows from before the turn; the file now, when it still holds the diff's
+        pre-image (the agent has not written yet); the file with the agent's fragment put back,
+        when it holds the post-image exactly once. Anything else records nothing here, and the
+        watcher's own sources (git, the turn-start listing) decide when the write lands."""
+        watcher = self._watcher
+        if watcher is not None:
+            known = watcher.known_baseline(path)
+            if known is not None:
+                self.store.baseline(path, known.text, session_id=session.id)
+                return
+        current = self.hub.agent_requests.current_text(path)
+        full = next((t for t in diff.texts if t.path == path), None)
+        if full is None:  # v2: the diff arrives before the agent writes (it asks first)
+            self.store.baseline(path, current, session_id=session.id)
+            return
+        if full.old_text is None:  # a new file: only while it is not there yet
+            if current is None:
+                self.store.baseline(path, None, session_id=session.id)
+            return
+        placed = place_v1(full, current)
+        if isinstance(placed, Placement):
+            self.store.baseline(path, placed.pre_image, session_id=session.id)
+        else:
+            logger.info("no review baseline from the diff for %s: %s", path, placed.reason)
 
     async def _disk_changed(self, change: DiskChange) -> None:
         store = self.store
@@ -221,20 +247,6 @@ class ReviewController:
         watcher, self._watcher = self._watcher, None
         if watcher is not None:
             await watcher.stop(flush=False)
-
-
-_MISSING = object()
-
-
-def _v1_old_text(content: list[Any], path: str) -> Any:
-    """A v1 diff's `oldText` is the pre-image itself (absent or null: a new file)."""
-    for item in content:
-        if isinstance(item, dict) and item.get("type") == "diff" and item.get("path") == path:
-            if "changes" in item:
-                return _MISSING
-            old = item.get("oldText")
-            return old if isinstance(old, str) else None
-    return _MISSING
 
 
 def _insert_all(text: str) -> dict[str, Any]:

@@ -198,6 +198,11 @@ class TurnWatcher:
             return Baseline(known=True, text=text, source="git")
         return Baseline(known=False, text=None, source="unknown")
 
+    def known_baseline(self, path: str) -> Baseline | None:
+        """The turn-start text of `path` when it is known without asking git (remembered, or
+        absent from a complete turn-start listing); None otherwise."""
+        return self._known_baseline(path)[1]
+
     def _known_baseline(self, path: str) -> tuple[str, Baseline | None]:
         real = os.path.realpath(path)
         if real in self._remembered:

@@ -1,9 +1,12 @@
 """ACP diffs (v1 `{path, oldText, newText}`, v2 `{changes, patch}`) as LSP WorkspaceEdits.
 
-The WorkspaceEdit is relative to the content the diff starts from (v1 `oldText`, the v2 patch's
-pre-image).  The current text of each file (from `read_current`) is checked against that
-pre-image; where it no longer matches, the file's edit is left out and a problem is reported,
-so a stale diff is never applied blindly.
+The WorkspaceEdit is relative to the content the diff starts from (the v2 patch's pre-image; for
+v1, the file with `oldText` in its place).  The current text of each file (from `read_current`) is
+checked against that pre-image; where it no longer matches, the file's edit is left out and a
+problem is reported, so a stale diff is never applied blindly.  A v1 `oldText` may be the whole
+file or only the replaced region (a fragment): it is placed in the file first
+(`translate.fragments`); a diff that cannot be placed, or that the file already holds, gets no
+edit, only an annotation and a problem saying why.
 
 `changes` is authoritative: every change appears in the edit, as a text edit, as a resource
 operation (CreateFile/DeleteFile/RenameFile) where one fits, or else as a change annotation
@@ -20,6 +23,7 @@ from typing import Any
 
 import attrs
 
+from acpls.translate.fragments import Placement, Unplaced, place_v1_diff
 from acpls.translate.git_patch import (
     FilePatch,
     PatchApplyError,
@@ -319,6 +323,22 @@ def _stale(path: str) -> str:
     return f"pre-image of {path} no longer matches the file"
 
 
+def _unplaced(path: str, reason: str) -> str:
+    return f"the diff for {path} cannot be placed in the file: {reason}; no edit is made from it"
+
+
+def _already_applied(path: str) -> str:
+    return f"{path} already holds this change"
+
+
+def place_v1(full: FullText, current: str | None) -> Placement | Unplaced:
+    """A v1 modify diff placed in the file's current text (None: the file does not exist)."""
+    if current is None:
+        return Unplaced("the file does not exist")
+    assert full.old_text is not None  # a modify diff
+    return place_v1_diff(current, full.old_text, full.new_text)
+
+
 class _EditBuilder:
     """Collects document changes and annotations; ids stay unique across several diffs."""
 
@@ -421,13 +441,7 @@ class _EditBuilder:
     ) -> None:
         path = _path(change)
         if full is not None:
-            current = self.read_current(path)
-            if current is None or current != full.old_text:
-                self.problems.append(_stale(path))
-                self.unrendered(change, "not shown: the file changed since the agent read it")
-                return
-            annotation_id = self.annotation("change", change.label(), counts)
-            self.text_edit(path, current, full.new_text, annotation_id)
+            self._render_v1_modify(change, full, path)
             return
         if section is None or not section.hunks:
             self.unrendered(change, _why_no_text(change, section))
@@ -438,6 +452,23 @@ class _EditBuilder:
             self.unrendered(change, "not shown: the file changed since the agent read it")
             return
         self.text_edit(path, current, post, self.annotation("change", change.label(), counts))
+
+    def _render_v1_modify(self, change: DiffChange, full: FullText, path: str) -> None:
+        current = self.read_current(path)
+        placed = place_v1(full, current)
+        if isinstance(placed, Unplaced):
+            self.problems.append(_unplaced(path, placed.reason))
+            self.unrendered(change, f"not shown: {placed.reason}")
+            return
+        added, removed = line_counts(placed.pre_image, placed.post_image)
+        self.files[-1] = attrs.evolve(self.files[-1], added=added, removed=removed)
+        if placed.when == "after":
+            self.problems.append(_already_applied(path))
+            self.unrendered(change, "not shown: the file already holds this change")
+            return
+        counts = f"+{added} -{removed}"
+        annotation_id = self.annotation("change", change.label(), counts)
+        self.text_edit(path, placed.pre_image, placed.post_image, annotation_id)
 
     def _render_add(
         self, change: DiffChange, section: FilePatch | None, full: FullText | None, counts: str

@@ -1,0 +1,154 @@
+"""A stand-in editor for end-to-end review tests: it really applies `workspace/applyEdit`.
+
+An edit lands in the open buffer of a document (and is synced back to acpls with didChange, as an
+editor does), else on disk, bytes exact. `open()` opens a document (with unsaved text if given),
+`save()` writes a buffer to disk. Messages the server asks (`window/showMessageRequest`,
+`acpls/resolveConflict`) are recorded and answered by the test's `answer_*` callables; documents
+the server shows are in `client.shown_documents` (pytest-lsp's own record).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+from acpls.translate.text_edits import apply_text_edits
+from acpls.translate.uris import uri_to_path
+from tests.e2e.conftest import SERVER, make_client, record_custom, stop_client
+
+Answer = Callable[[Any], Any]
+
+
+class DiskEditor:
+    def __init__(self, client: LanguageClient) -> None:
+        self.client = client
+        self.buffers: dict[str, str] = {}
+        self.versions: dict[str, int] = {}
+        self.edits: list[Any] = []
+        self.message_requests: list[Any] = []
+        self.conflicts: list[Any] = []
+        self.permission_requests: list[Any] = []
+        self.answer_message: Answer = lambda params: None
+        self.answer_conflict: Answer | None = None
+        self.answer_permission: Answer = lambda params: {
+            "optionId": params["options"][0]["optionId"]
+        }
+
+    # -- the user's side ---------------------------------------------------------------------------
+    def open(self, path: Path, text: str | None = None) -> None:
+        uri = path.as_uri()
+        disk = path.read_bytes().decode("utf-8")
+        self.buffers[uri] = disk
+        self.versions[uri] = 1
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=uri, language_id="python", version=1, text=disk
+                )
+            )
+        )
+        if text is not None:
+            self.type_text(path, text)
+
+    def type_text(self, path: Path, text: str) -> None:
+        """The user changes the whole buffer (unsaved)."""
+        self._set_buffer(path.as_uri(), text)
+
+    def save(self, path: Path) -> None:
+        path.write_bytes(self.buffers[path.as_uri()].encode("utf-8"))
+
+    def _set_buffer(self, uri: str, text: str) -> None:
+        self.buffers[uri] = text
+        self.versions[uri] += 1
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(
+                    uri=uri, version=self.versions[uri]
+                ),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+
+    # -- applying edits ------------------------------------------------------------------------------
+    def apply(self, edit: dict[str, Any]) -> None:
+        for change in edit.get("documentChanges") or []:
+            kind = change.get("kind")
+            if kind == "create":
+                path = Path(uri_to_path(change["uri"]))
+                if not path.exists():
+                    path.write_bytes(b"")
+            elif kind == "delete":
+                path = Path(uri_to_path(change["uri"]))
+                if path.exists():
+                    path.unlink()
+                self.buffers.pop(change["uri"], None)
+            elif kind == "rename":
+                raise AssertionError("rename not expected in these tests")
+            else:
+                uri = change["textDocument"]["uri"]
+                if uri in self.buffers:
+                    self._set_buffer(uri, apply_text_edits(self.buffers[uri], change["edits"]))
+                else:
+                    path = Path(uri_to_path(uri))
+                    text = path.read_bytes().decode("utf-8") if path.exists() else ""
+                    path.write_bytes(apply_text_edits(text, change["edits"]).encode("utf-8"))
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "_asdict"):
+        return {k: _plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if asyncio.iscoroutine(value) else value
+
+
+@contextlib.asynccontextmanager
+async def disk_editor(server_env: dict[str, str]) -> AsyncIterator[DiskEditor]:
+    config = ClientServerConfig(
+        server_command=SERVER, client_factory=make_client, server_env=server_env
+    )
+    client = await config.start()
+    assert isinstance(client, LanguageClient)
+    editor = DiskEditor(client)
+
+    @client.feature(types.WORKSPACE_APPLY_EDIT)
+    def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        edit = client.protocol._converter.unstructure(params.edit)
+        editor.edits.append(edit)
+        editor.apply(edit)
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    async def show_message_request(params: types.ShowMessageRequestParams) -> Any:
+        editor.message_requests.append(params)
+        answer = await _maybe_await(editor.answer_message(params))
+        return types.MessageActionItem(title=answer) if isinstance(answer, str) else None
+
+    @client.feature("acpls/requestPermission")
+    async def request_permission(params: Any) -> Any:
+        editor.permission_requests.append(params)
+        return await _maybe_await(editor.answer_permission(params))
+
+    @client.feature("acpls/resolveConflict")
+    async def resolve_conflict(params: Any) -> Any:
+        params = _plain(params)
+        editor.conflicts.append(params)
+        if editor.answer_conflict is None:
+            raise RuntimeError("acpls/resolveConflict not expected here")
+        return await _maybe_await(editor.answer_conflict(params))
+
+    record_custom(client)
+    try:
+        yield editor
+    finally:
+        await stop_client(client)

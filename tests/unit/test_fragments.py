@@ -1,0 +1,159 @@
+"""v1 diffs whose texts are fragments (Claude Code, OpenCode, Copilot, Codex): placed in the file,
+or not used at all (translate/fragments.py, translate/diffs.py, editor contract section 6)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from acpls.translate.diffs import workspace_edit_from_content
+from acpls.translate.fragments import Placement, Unplaced, occurrences, place_v1_diff
+from acpls.translate.text_edits import apply_text_edits
+
+PATH = "/ws/shop.py"
+SHOP = (
+    "def price(item):\n"
+    "    return item.cost\n"
+    "\n"
+    "def total(items):\n"
+    "    return sum(price(i) for i in items)\n"
+)
+
+LINES = st.sampled_from(["x = 1", "y = 2", "", "é", "🦀 crab", "  indented", "}", "x = 1"])
+FILES = st.lists(LINES, min_size=1, max_size=12).flatmap(
+    lambda lines: st.sampled_from(["\n", "\r\n"]).map(
+        lambda eol: "".join(line + eol for line in lines)
+    )
+)
+NEW_TEXTS = st.text(alphabet=st.sampled_from("abz\n é🦀"), max_size=30)
+
+
+def preview(text: str | None, old: str | None, new: str) -> Any:
+    item: dict[str, Any] = {"type": "diff", "path": PATH, "oldText": old, "newText": new}
+    files = {} if text is None else {PATH: text}
+    result = workspace_edit_from_content([item], files.get)
+    assert result is not None
+    return result
+
+
+def applied(result: Any, text: str) -> str:
+    edits = [
+        e
+        for change in result.edit["documentChanges"]
+        if "textDocument" in change
+        for e in change["edits"]
+    ]
+    return apply_text_edits(text, edits)
+
+
+def text_edit_count(result: Any) -> int:
+    return sum(len(c.get("edits", [])) for c in result.edit["documentChanges"])
+
+
+# -- properties ----------------------------------------------------------------------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(file=FILES, data=st.data(), new=NEW_TEXTS)
+def test_a_located_fragment_preview_gives_exactly_the_agents_result(file: str, data, new: str):
+    start = data.draw(st.integers(0, len(file) - 1))
+    end = data.draw(st.integers(start + 1, len(file)))
+    old = file[start:end]
+    assume(len(occurrences(file, old)) == 1 and not occurrences(file, new))
+    result = preview(file, old, new)
+    agents_result = file[:start] + new + file[end:]
+    assert result.problems == []
+    assert applied(result, file) == agents_result
+    placed = place_v1_diff(file, old, new)
+    assert isinstance(placed, Placement) and placed.pre_image == file
+    # After the agent wrote it, the same diff finds its new text and puts the old one back.
+    if agents_result not in (old, new):
+        after = place_v1_diff(agents_result, old, new)
+        if isinstance(after, Placement):
+            assert after.when == "after" and after.pre_image == file
+
+
+@settings(max_examples=200, deadline=None)
+@given(file=FILES, data=st.data(), new=NEW_TEXTS)
+def test_an_ambiguous_or_missing_fragment_makes_no_edit(file: str, data, new: str):
+    start = data.draw(st.integers(0, len(file) - 1))
+    end = data.draw(st.integers(start + 1, len(file)))
+    old = file[start:end]
+    assume(file not in (old, new))
+    assume(len(occurrences(file, old)) > 1 or occurrences(file, new))
+    assume(not (len(occurrences(file, new)) == 1 and not occurrences(file, old)))
+    result = preview(file, old, new)
+    assert text_edit_count(result) == 0
+    assert any(PATH in problem for problem in result.problems)
+
+
+@settings(max_examples=100, deadline=None)
+@given(file=FILES, new=FILES)
+def test_whole_file_old_text_keeps_working(file: str, new: str):
+    result = preview(file, file, new)
+    assert result.problems == []
+    assert applied(result, file) == new
+
+
+# -- the agents' own shapes ------------------------------------------------------------------------
+
+
+def test_claude_single_line_fragment_is_an_exact_hunk_at_its_place():
+    result = preview(SHOP, "    return item.cost\n", "    return item.cost * 2\n")
+    assert result.problems == []
+    ((edit,),) = [c["edits"] for c in result.edit["documentChanges"]]
+    assert edit["range"]["start"] == {"line": 1, "character": 0}
+    assert applied(result, SHOP) == SHOP.replace("item.cost\n", "item.cost * 2\n")
+    assert [(f.added, f.removed) for f in result.files] == [(1, 1)]
+
+
+def test_partial_line_fragment_is_placed_inside_its_line():
+    result = preview(SHOP, "item.cost", "item.price")
+    assert applied(result, SHOP) == SHOP.replace("item.cost", "item.price")
+
+
+def test_codex_hunk_with_context_is_placed():
+    old = "\ndef total(items):\n    return sum(price(i) for i in items)\n"
+    new = "\ndef total(items):\n    return round(sum(price(i) for i in items), 2)\n"
+    result = preview(SHOP, old, new)
+    assert applied(result, SHOP) == SHOP.replace(old, new)
+
+
+def test_fragment_that_occurs_twice_is_not_placed():
+    text = SHOP + "\ndef again(item):\n    return item.cost\n"
+    result = preview(text, "    return item.cost\n", "    return 0\n")
+    assert text_edit_count(result) == 0
+    assert result.problems == [
+        f"the diff for {PATH} cannot be placed in the file: its old text occurs more than once in"
+        " the file; no edit is made from it"
+    ]
+    (annotation,) = result.edit["changeAnnotations"].values()
+    assert annotation["label"] == f"modify {PATH}" and "more than once" in annotation["description"]
+
+
+def test_fragment_the_file_already_holds_is_reported_not_applied_again():
+    written = SHOP.replace("item.cost\n", "item.cost * 2\n")
+    result = preview(written, "    return item.cost\n", "    return item.cost * 2\n")
+    assert text_edit_count(result) == 0
+    assert result.problems == [f"{PATH} already holds this change"]
+
+
+def test_new_file_with_null_old_text_keeps_working():
+    result = preview(None, None, "print('hi')\n")
+    assert result.problems == []
+    kinds = [c.get("kind", "text") for c in result.edit["documentChanges"]]
+    assert kinds == ["create", "text"]
+
+
+def test_placement_rules():
+    assert place_v1_diff("a\nb\n", "a\nb\n", "c\n") == Placement("before", "a\nb\n", "c\n", 0, True)
+    assert place_v1_diff("c\n", "a\nb\n", "c\n") == Placement("after", "a\nb\n", "c\n", 0, True)
+    assert place_v1_diff("xaay", "aa", "b") == Placement("before", "xaay", "xby", 1, False)
+    assert place_v1_diff("xaaay", "aa", "b") == Unplaced(
+        "its old text occurs more than once in the file"
+    )
+    assert isinstance(place_v1_diff("abc", "", "z"), Unplaced)  # an empty fragment is everywhere
+    assert isinstance(place_v1_diff("x\na\nb\n", "a\n", "a\nb\n"), Unplaced)  # both found
+    assert occurrences("aaa", "aa") == [0, 1]
