@@ -40,7 +40,7 @@ $(APT_STAMP):
 apt-base: $(APT_STAMP)
 
 test-python: $(STAMP) apt-base
-	$(PY) -m pytest -q -n $(PYTEST_WORKERS) -m "not nvim and not vscode and not slow and not editors and not interop" $(PYTEST_ARGS)
+	$(PY) -m pytest -q -n $(PYTEST_WORKERS) -m "not nvim and not vscode and not slow and not editors and not interop and not real_agents" $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check server tests bench
@@ -70,10 +70,12 @@ clean:
 -include neovim/neovim.mk
 -include vscode-extension/vscode.mk
 -include editors/editors.mk
+-include tests/real_agents/agents.mk
 # tsc --strict for the extension is part of `make lint` when its fragment is here.
 lint: $(if $(VSCODE_TEST_TARGETS),lint-ts)
 
-TEST_TARGETS := test-python $(NVIM_TEST_TARGETS) $(EDITORS_TEST_TARGETS) $(VSCODE_TEST_TARGETS)
+TEST_TARGETS := test-python $(NVIM_TEST_TARGETS) $(EDITORS_TEST_TARGETS) $(VSCODE_TEST_TARGETS) \
+  $(AGENTS_TEST_TARGETS)
 test: $(TEST_TARGETS)
 	@echo "all test suites passed: $(TEST_TARGETS)"
 
