@@ -7,7 +7,7 @@ wrong key keeps its default and the problem is returned, so the editor can be to
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 import attrs
@@ -54,7 +54,8 @@ def _removed(name: str, patterns: tuple[str, ...]) -> bool:
 
 
 def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, list[str]]:
-    """Settings from an editor's JSON; returns (settings, problems)."""
+    """Settings from an editor's JSON; returns (settings, problems). A wrong value is reported
+    and keeps its previous value; the other keys of its section still apply."""
     base = base or Settings()
     problems: list[str] = []
     if raw is None:
@@ -64,24 +65,40 @@ def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, li
     if isinstance(raw.get("acpls"), Mapping):  # didChangeConfiguration sends {"acpls": {...}}
         raw = raw["acpls"]
     changes: dict[str, Any] = {}
-    for key, parse in _PARSERS.items():
-        if key in raw:
-            try:
-                changes.update(parse(raw[key]))
-            except (TypeError, ValueError) as exc:
-                problems.append(f"acpls.{key}: {exc}")
-    unknown = sorted(set(raw) - set(_PARSERS))
+    unknown: list[str] = []
+    for name, value in raw.items():
+        if name in _KEYS:
+            _parse_key(name, value, changes, problems)
+        elif name in _SECTIONS:
+            if not isinstance(value, Mapping):
+                problems.append(f"acpls.{name}: must be an object")
+                continue
+            for sub, sub_value in value.items():
+                if f"{name}.{sub}" in _KEYS:
+                    _parse_key(f"{name}.{sub}", sub_value, changes, problems)
+        else:
+            unknown.append(name)
     if unknown:
-        problems.append("unknown settings ignored: " + ", ".join(f"acpls.{k}" for k in unknown))
+        problems.append(
+            "unknown settings ignored: " + ", ".join(f"acpls.{k}" for k in sorted(unknown))
+        )
     return attrs.evolve(base, **changes), problems
 
 
-def _parse_agent(value: Any) -> dict[str, Any]:
+def _parse_key(key: str, value: Any, changes: dict[str, Any], problems: list[str]) -> None:
+    field, parse = _KEYS[key]
+    try:
+        changes[field] = parse(value)
+    except (TypeError, ValueError) as exc:
+        problems.append(f"acpls.{key}: {exc}")
+
+
+def _parse_agent(value: Any) -> AgentSpec:
     if isinstance(value, str):
         if value not in PRESETS_BY_NAME:
             names = ", ".join(sorted(PRESETS_BY_NAME))
             raise ValueError(f"unknown preset {value!r} (presets: {names})")
-        return {"agent": resolve_preset(value)}
+        return resolve_preset(value)
     if not isinstance(value, Mapping):
         raise TypeError("must be a preset name or {command, args?, env?}")
     command = value.get("command")
@@ -95,114 +112,63 @@ def _parse_agent(value: Any) -> dict[str, Any]:
         raise TypeError("agent.env must map names to strings")
     given = value.get("name")
     name = given if isinstance(given, str) else command.rsplit("/", 1)[-1]
-    spec = AgentSpec(name=name, command=command, args=tuple(args), env=tuple(sorted(env.items())))
-    return {"agent": spec}
+    return AgentSpec(name=name, command=command, args=tuple(args), env=tuple(sorted(env.items())))
 
 
-def _parse_version(value: Any) -> dict[str, Any]:
+def _parse_version(value: Any) -> Literal["auto", 1, 2]:
     versions: dict[Any, Literal["auto", 1, 2]] = {"auto": "auto", 1: 1, 2: 2, "1": 1, "2": 2}
     if not isinstance(value, bool) and value in versions:
-        return {"protocol_version": versions[value]}
+        return versions[value]
     raise ValueError(f'must be "auto", 1 or 2, got {value!r}')
 
 
-def _section(value: Any) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise TypeError("must be an object")
-    return value
-
-
-def _bool(section: Mapping[str, Any], key: str) -> bool:
-    value = section[key]
+def _bool(value: Any) -> bool:
     if not isinstance(value, bool):
-        raise TypeError(f"{key} must be true or false")
+        raise TypeError("must be true or false")
     return value
 
 
-def _positive_int(section: Mapping[str, Any], key: str) -> int:
-    value = section[key]
+def _positive_int(value: Any) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise ValueError(f"{key} must be a positive integer")
+        raise ValueError("must be a positive integer")
     return value
 
 
-def _strings(section: Mapping[str, Any], key: str) -> tuple[str, ...]:
-    value = section[key]
+def _strings(value: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise TypeError(f"{key} must be a list of strings")
+        raise TypeError("must be a list of strings")
     return tuple(value)
 
 
-def _parse_follow(value: Any) -> dict[str, Any]:
-    section = _section(value)
-    return {"follow_enabled": _bool(section, "enabled")} if "enabled" in section else {}
-
-
-def _parse_mcp(value: Any) -> dict[str, Any]:
+def _mcp_servers(value: Any) -> tuple[Any, ...]:
     if not isinstance(value, list) or not all(isinstance(v, Mapping) for v in value):
         raise TypeError("must be a list of MCP server objects")
-    return {"mcp_servers": tuple(value)}
+    return tuple(value)
 
 
-def _parse_permissions(value: Any) -> dict[str, Any]:
-    section = _section(value)
-    out: dict[str, Any] = {}
-    if "autoApprove" in section:
-        out["auto_approve_kinds"] = _strings(section, "autoApprove")
-    if "rules" in section:
-        out["remember_rules"] = _bool(section, "rules")
-    return out
+def _log_level(value: Any) -> str:
+    if value not in ("debug", "info", "warning", "error"):
+        raise ValueError("must be debug, info, warning or error")
+    return value
 
 
-def _parse_files(value: Any) -> dict[str, Any]:
-    section = _section(value)
-    return {"allowed_roots": _strings(section, "allowedRoots")} if "allowedRoots" in section else {}
-
-
-def _parse_terminal(value: Any) -> dict[str, Any]:
-    section = _section(value)
-    out: dict[str, Any] = {}
-    if "scrollbackBytes" in section:
-        out["scrollback_bytes"] = _positive_int(section, "scrollbackBytes")
-    if "rawOutput" in section:
-        out["raw_terminal_output"] = _bool(section, "rawOutput")
-    return out
-
-
-def _parse_env(value: Any) -> dict[str, Any]:
-    section = _section(value)
-    return {"env_remove": _strings(section, "remove")} if "remove" in section else {}
-
-
-def _parse_limits(value: Any) -> dict[str, Any]:
-    section = _section(value)
-    out: dict[str, Any] = {}
-    if "maxLineBytes" in section:
-        out["max_line_bytes"] = _positive_int(section, "maxLineBytes")
-    if "maxPendingPermissions" in section:
-        out["max_pending_permissions"] = _positive_int(section, "maxPendingPermissions")
-    if "maxAgentInputBytes" in section:
-        out["max_agent_input_bytes"] = _positive_int(section, "maxAgentInputBytes")
-    return out
-
-
-def _parse_log(value: Any) -> dict[str, Any]:
-    section = _section(value)
-    level = section.get("level", "info")
-    if level not in ("debug", "info", "warning", "error"):
-        raise ValueError("log.level must be debug, info, warning or error")
-    return {"log_level": level}
-
-
-_PARSERS = {
-    "agent": _parse_agent,
-    "protocolVersion": _parse_version,
-    "follow": _parse_follow,
-    "mcpServers": _parse_mcp,
-    "permissions": _parse_permissions,
-    "files": _parse_files,
-    "terminal": _parse_terminal,
-    "env": _parse_env,
-    "limits": _parse_limits,
-    "log": _parse_log,
+# Every key the server reads, dotted as editors/protocol.md section 1 and
+# editors/fixtures/settings.json name it: the Settings field it sets and how it is checked.
+_KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
+    "agent": ("agent", _parse_agent),
+    "protocolVersion": ("protocol_version", _parse_version),
+    "follow.enabled": ("follow_enabled", _bool),
+    "mcpServers": ("mcp_servers", _mcp_servers),
+    "permissions.autoApprove": ("auto_approve_kinds", _strings),
+    "permissions.rules": ("remember_rules", _bool),
+    "files.allowedRoots": ("allowed_roots", _strings),
+    "terminal.scrollbackBytes": ("scrollback_bytes", _positive_int),
+    "terminal.rawOutput": ("raw_terminal_output", _bool),
+    "env.remove": ("env_remove", _strings),
+    "limits.maxLineBytes": ("max_line_bytes", _positive_int),
+    "limits.maxPendingPermissions": ("max_pending_permissions", _positive_int),
+    "limits.maxAgentInputBytes": ("max_agent_input_bytes", _positive_int),
+    "log.level": ("log_level", _log_level),
 }
+KEYS = tuple(_KEYS)
+_SECTIONS = frozenset(key.split(".", 1)[0] for key in _KEYS if "." in key)

@@ -14,7 +14,7 @@ from acpls.editor import messages
 
 ROOT = Path(__file__).resolve().parents[2]
 PROTOCOL = (ROOT / "editors" / "protocol.md").read_text(encoding="utf-8")
-FIXTURES = sorted((ROOT / "editors" / "fixtures").glob("*.json"))
+FIXTURES = sorted((ROOT / "editors" / "fixtures").glob("acpls_*.json"))  # messages
 NORMALISED_KINDS = re.findall(
     r"^\| `([a-z_]+)` \|", PROTOCOL.split("### 5.4")[1].split("###")[0], re.M
 )

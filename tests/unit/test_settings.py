@@ -47,7 +47,7 @@ def test_wrong_values_are_reported_and_keep_their_defaults() -> None:
     for fragment in (
         "unknown preset 'nonesuch'",
         "protocolVersion",
-        "enabled must be",
+        "follow.enabled: must be",
         "scrollbackBytes",
         "acpls.bogus",
     ):

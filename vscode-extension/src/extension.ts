@@ -8,13 +8,14 @@ import { checkAgents } from "./agentCheck";
 import { AcplsClient } from "./client";
 import { FollowController } from "./follow";
 import { AgentPanel } from "./panel";
+import { SERVER_KEYS } from "./model/settings";
 import { PermissionController, VirtualDocuments } from "./permissions";
 import { ReviewController } from "./review";
 import { StatusController } from "./status";
 import { TerminalController } from "./terminals";
 
 /** Settings the server reads itself: sent with didChangeConfiguration. */
-const SERVER_SECTIONS = ["agent", "protocolVersion", "follow", "mcpServers", "permissions", "files", "terminal", "env", "limits", "log"];
+const SERVER_SECTIONS = [...new Set(SERVER_KEYS.map((key) => key.split(".")[0]))];
 /** Settings that decide how the server is started: a change restarts it. */
 const RESTART_SECTIONS = ["python", "server"];
 

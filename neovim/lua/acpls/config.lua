@@ -32,7 +32,11 @@ local schema = {
   files = { allowedRoots = 'table' },
   terminal = { scrollbackBytes = 'number', rawOutput = 'boolean' },
   env = { remove = 'table' },
-  limits = { maxLineBytes = 'number', maxPendingPermissions = 'number' },
+  limits = {
+    maxLineBytes = 'number',
+    maxPendingPermissions = 'number',
+    maxAgentInputBytes = 'number',
+  },
   log = { level = { type = 'string', oneof = { 'debug', 'info', 'warning', 'error' } } },
   ui = {
     chat = {

@@ -22,6 +22,7 @@ export const SERVER_KEYS = [
   "env.remove",
   "limits.maxLineBytes",
   "limits.maxPendingPermissions",
+  "limits.maxAgentInputBytes",
   "log.level",
 ] as const;
 export type ServerKey = (typeof SERVER_KEYS)[number];
@@ -60,6 +61,7 @@ const VALIDATORS: Record<ServerKey, Validator> = {
   "env.remove": stringList,
   "limits.maxLineBytes": positiveInt,
   "limits.maxPendingPermissions": positiveInt,
+  "limits.maxAgentInputBytes": positiveInt,
   "log.level": (v) => (typeof v === "string" && (LOG_LEVELS as readonly string[]).includes(v) ? undefined : `must be one of ${LOG_LEVELS.join(", ")}`),
 };
 

@@ -18,7 +18,7 @@ export type Fixture = { file: string; method?: string; params?: unknown; result?
 export function loadFixtures(): Fixture[] {
   const dir = fixturesDir();
   return readdirSync(dir)
-    .filter((f) => f.endsWith(".json"))
+    .filter((f) => f.startsWith("acpls_") && f.endsWith(".json")) // messages; settings.json is the settings schema
     .sort()
     .map((file) => ({ file, ...(JSON.parse(readFileSync(join(dir, file), "utf8")) as Omit<Fixture, "file">) }));
 }
