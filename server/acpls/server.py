@@ -332,6 +332,20 @@ async def _remove_rule(hub: Hub, args: dict[str, Any]) -> Any:
     return await _list_rules(hub, {})
 
 
+async def _checkpoints(hub: Hub, args: dict[str, Any]) -> Any:
+    return hub.checkpoints.listing(_string(args, "sessionId"))
+
+
+async def _restore_checkpoint(hub: Hub, args: dict[str, Any]) -> Any:
+    include = args.get("includeUnsaved") or []
+    if not isinstance(include, list) or not all(isinstance(p, str) for p in include):
+        raise InvalidParams("includeUnsaved must be a list of paths")
+    preview = args.get("preview", False)
+    if not isinstance(preview, bool):
+        raise InvalidParams("preview must be true or false")
+    return await hub.checkpoints.restore(_string(args, "id", required=True), preview, include)
+
+
 COMMANDS: dict[str, CommandHandler] = {
     "acpls.newSession": _new_session,
     "acpls.prompt": _prompt,
@@ -354,6 +368,8 @@ COMMANDS: dict[str, CommandHandler] = {
     "acpls.checkAgents": _check_agents,
     "acpls.listRules": _list_rules,
     "acpls.removeRule": _remove_rule,
+    "acpls.checkpoints": _checkpoints,
+    "acpls.restoreCheckpoint": _restore_checkpoint,
 }
 
 

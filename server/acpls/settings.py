@@ -35,6 +35,12 @@ class Settings:
     max_pending_permissions: int = 1000
     max_agent_input_bytes: int = DEFAULT_MAX_AGENT_INPUT
     log_level: str | None = None  # None: as the command line says (--log-level)
+    checkpoints_enabled: bool = True
+    checkpoint_max_count: int = 200
+    checkpoint_max_storage_bytes: int = 1024 * 1024 * 1024
+    checkpoint_max_file_bytes: int = 5 * 1024 * 1024
+    checkpoint_binary_budget_bytes: int = 20 * 1024 * 1024
+    checkpoint_fork: bool = True
 
     def agent_restart_key(self) -> tuple[Any, ...]:
         """Settings whose change means the running agent must be restarted."""
@@ -169,6 +175,12 @@ _KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "limits.maxPendingPermissions": ("max_pending_permissions", _positive_int),
     "limits.maxAgentInputBytes": ("max_agent_input_bytes", _positive_int),
     "log.level": ("log_level", _log_level),
+    "checkpoints.enabled": ("checkpoints_enabled", _bool),
+    "checkpoints.maxCount": ("checkpoint_max_count", _positive_int),
+    "checkpoints.maxStorageBytes": ("checkpoint_max_storage_bytes", _positive_int),
+    "checkpoints.maxFileBytes": ("checkpoint_max_file_bytes", _positive_int),
+    "checkpoints.binaryBudgetBytes": ("checkpoint_binary_budget_bytes", _positive_int),
+    "checkpoints.fork": ("checkpoint_fork", _bool),
 }
 KEYS = tuple(_KEYS)
 _SECTIONS = frozenset(key.split(".", 1)[0] for key in _KEYS if "." in key)

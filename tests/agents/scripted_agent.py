@@ -64,6 +64,9 @@ Steps (strings "$sessionId" and "$cwd" anywhere inside are replaced by the curre
                                  Copilot do, past the client); `"replace": [old, new]` instead of
                                  `text` replaces the one occurrence of `old` in the file
     {"delete_file": "path"}      delete a file straight from disk
+    {"disk": {"op": "write", "path": P, "text": T | "base64": B, "mode"?: 0o755}}
+    {"disk": {"op": "remove" | "rename" | "symlink", "path": P, "to"?: P2, "target"?: T}}
+                                 change a file straight on disk, as agents do with their own tools
     {"exit": code}               flush and exit with `code`
     {"crash": true | code}       exit at once (os._exit) with status 1 or `code`
 """
@@ -72,6 +75,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import itertools
 import json
 import os
@@ -106,6 +110,28 @@ EVENTS = {
     "session/prompt": "on_prompt",
 }
 RESPOND_KEYS = ("respond", "respond_error")
+
+
+def disk_step(spec: dict[str, Any]) -> None:
+    """Write, remove, rename or link a file without asking the client (see the `disk` step)."""
+    op, path = spec["op"], spec["path"]
+    if op == "write":
+        data = (
+            base64.b64decode(spec["base64"]) if "base64" in spec else spec["text"].encode("utf-8")
+        )
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as handle:
+            handle.write(data)
+        if "mode" in spec:
+            os.chmod(path, int(spec["mode"]))
+    elif op == "remove":
+        os.unlink(path)
+    elif op == "rename":
+        os.rename(path, spec["to"])
+    elif op == "symlink":
+        os.symlink(spec["target"], path)
+    else:
+        raise RpcError(-32603, f"unknown disk op {op!r}")
 
 
 def subset_mismatch(expected: Any, actual: Any, path: str = "") -> str | None:
@@ -397,6 +423,8 @@ class ScriptedAgent:
             write_file(step["write_file"])
         elif "delete_file" in step:
             os.remove(str(step["delete_file"]))
+        elif "disk" in step:
+            disk_step(step["disk"])
         elif "exit" in step:
             self.finish(int(step["exit"]))
         elif "crash" in step:

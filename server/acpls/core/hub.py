@@ -76,12 +76,14 @@ class Hub:
         self.pump = FlushScheduler(self._flush)
         # Imported here to keep the modules' import graph one-directional.
         from acpls.core.agent_requests import AgentRequests
+        from acpls.core.checkpoints import CheckpointController
         from acpls.core.review import ReviewController
         from acpls.core.routing import UpdateRouter
 
         self.router = UpdateRouter(self)
         self.agent_requests = AgentRequests(self)
         self.review = ReviewController(self)
+        self.checkpoints = CheckpointController(self)
 
     # -- settings --------------------------------------------------------------------------------
     def configure(self, raw: Any) -> list[str]:
@@ -364,6 +366,7 @@ class Hub:
         turn = Turn(done=loop.create_future())
         session.turn = turn
         self.current_session_id = session.id
+        await self.checkpoints.turn_started(session, text)  # the prompt waits for the snapshot
         self.router.turn_started(session, text, blocks)
         await self.review.turn_started(session)
         request = self.tasks.spawn(
@@ -377,6 +380,7 @@ class Hub:
             session.turn = None
             self.agent_requests.cancel_permissions(session)
             await self.review.turn_ended(session)
+            await self.checkpoints.turn_ended(session, "".join(turn.reply))
         self.router.turn_ended(session, stop_reason, "".join(turn.reply))
         self.pump.flush_now()
         return {"sessionId": session.id, "stopReason": stop_reason}
@@ -530,6 +534,7 @@ class Hub:
             await conn.close()
         await self.agent_requests.aclose()
         await self.review.aclose()
+        await self.checkpoints.aclose()
         self.router.close()
         await self.tasks.aclose()
 

@@ -1,0 +1,369 @@
+"""Checkpoints: the workspace recorded before every turn, and put back on request.
+
+Turn start order (editors/protocol.md "Checkpoints"): `acpls.prompt` arrives; the hub marks the
+session busy; this controller snapshots every workspace folder (the prompt waits for that and
+nothing else); then the prompt goes to the agent. At the turn's end a second snapshot gives the
+files the turn changed (the editor's answer is not delayed by more than that).
+
+The git work is `services.snapshots`; what to change on restore is `state.checkpoints`; this
+module feeds them, drives `workspace/applyEdit`, and keeps the log (a JSON file beside the
+private store, so checkpoints outlive acpls).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import itertools
+import json
+import logging
+import os
+import posixpath
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from acpls.core import ports
+from acpls.services.snapshots import (
+    Limits,
+    SnapshotError,
+    SnapshotStore,
+    apply_disk_op,
+    inside,
+    store_dir_for,
+)
+from acpls.state.checkpoints import (
+    Change,
+    Checkpoint,
+    CheckpointLog,
+    FolderState,
+    RestorePlan,
+    effective_changes,
+    plan_restore,
+    workspace_edit,
+)
+from acpls.translate.uris import uri_to_path
+
+if TYPE_CHECKING:
+    from acpls.core.hub import Hub
+    from acpls.core.session import Session
+
+logger = logging.getLogger(__name__)
+
+
+class CheckpointController:
+    def __init__(self, hub: Hub) -> None:
+        self.hub = hub
+        self._stores: dict[str, SnapshotStore] = {}
+        self._log: CheckpointLog | None = None
+        self._log_path: Path | None = None
+        self._open: dict[str, Checkpoint] = {}  # session id -> its running turn's checkpoint
+        self._ids = itertools.count(1)
+        self._pruning: asyncio.Task[Any] | None = None
+        self._warned = False
+        self._lock = asyncio.Lock()
+
+    # -- stores and the log ----------------------------------------------------------------------
+    def _roots(self) -> list[str]:
+        return [r for r in self.hub.editor.workspace_roots if os.path.isdir(r)]
+
+    def _store(self, root: str) -> SnapshotStore:
+        settings = self.hub.settings
+        limits = Limits(settings.checkpoint_max_file_bytes, settings.checkpoint_binary_budget_bytes)
+        store = self._stores.get(root)
+        if store is None:
+            store = SnapshotStore(root, self.hub.state_dir, limits=limits, environ=self.hub.environ)
+            self._stores[root] = store
+        store.limits = limits
+        return store
+
+    def log(self) -> CheckpointLog:
+        roots = self._roots()
+        path = store_dir_for(self.hub.state_dir, roots[0]) / "checkpoints.json" if roots else None
+        if self._log is None or path != self._log_path:
+            self._log_path = path
+            self._log = CheckpointLog()
+            if path is not None and path.exists():
+                try:
+                    self._log = CheckpointLog.from_json(json.loads(path.read_text("utf-8")))
+                except (OSError, ValueError, KeyError, TypeError) as exc:
+                    logger.warning("the checkpoint log %s cannot be read: %s", path, exc)
+        return self._log
+
+    def _save(self) -> None:
+        if self._log is None or self._log_path is None:
+            return
+        self._log_path.parent.mkdir(parents=True, exist_ok=True)
+        temp = self._log_path.with_suffix(".tmp")
+        temp.write_text(json.dumps(self._log.to_json()), encoding="utf-8")
+        os.replace(temp, self._log_path)
+
+    def _new_id(self) -> str:
+        return f"{int(time.time() * 1000):x}-{os.getpid():x}-{next(self._ids)}"
+
+    # -- snapshots -------------------------------------------------------------------------------
+    async def _snapshot(self) -> dict[str, FolderState] | None:
+        roots = self._roots()
+        if not roots:
+            return None
+        buffers: dict[str, str] = {}
+        for uri, text in self.hub.editor.open_documents().items():
+            try:
+                buffers[uri_to_path(uri)] = text
+            except ValueError:
+                continue
+        folders: dict[str, FolderState] = {}
+        try:
+            for root in roots:
+                snap = await self._store(root).snapshot(buffers)
+                folders[root] = FolderState(
+                    tree=snap.tree,
+                    unsaved=snap.unsaved,
+                    unsaved_tree=snap.unsaved_tree,
+                    not_recorded={n.path: n.reason for n in snap.not_recorded},
+                )
+        except (SnapshotError, OSError) as exc:
+            self._warn(f"acpls: no checkpoint for this turn: {exc}")
+            return None
+        return folders
+
+    def _warn(self, text: str) -> None:
+        logger.warning("%s", text)
+        if not self._warned:
+            self._warned = True
+            self.hub.editor.show_message(ports.MESSAGE_WARNING, text)
+
+    async def turn_started(self, session: Session, prompt: str) -> None:
+        """Record the workspace before the prompt goes to the agent. Never raises."""
+        if not self.hub.settings.checkpoints_enabled:
+            return
+        async with self._lock:
+            folders = await self._snapshot()
+            if folders is None:
+                return
+            log = self.log()
+            checkpoint = Checkpoint(
+                id=self._new_id(),
+                session_id=session.id,
+                turn=log.turns(session.id) + 1,
+                prompt=prompt,
+                time=_now(),
+                folders=folders,
+            )
+            log.add(checkpoint)
+            self._open[session.id] = checkpoint
+            self._save_quietly()
+
+    async def turn_ended(self, session: Session, reply: str) -> None:
+        """Record which files the turn changed. Never raises."""
+        checkpoint = self._open.pop(session.id, None)
+        if checkpoint is None:
+            return
+        checkpoint.reply = reply
+        async with self._lock:
+            after = await self._snapshot()
+            if after is not None:
+                checkpoint.after = after
+                try:
+                    checkpoint.files = await self._changed_paths(checkpoint.folders, after)
+                except (SnapshotError, OSError) as exc:
+                    logger.warning(
+                        "cannot list the files turn %s changed: %s", checkpoint.turn, exc
+                    )
+            self._save_quietly()
+        self._schedule_prune()
+
+    def _save_quietly(self) -> None:
+        try:
+            self._save()
+        except OSError as exc:
+            logger.warning("cannot save the checkpoint log: %s", exc)
+
+    async def _changed_paths(
+        self, before: dict[str, FolderState], after: dict[str, FolderState]
+    ) -> list[str]:
+        paths: list[str] = []
+        for root, old in before.items():
+            new = after.get(root)
+            if new is not None:
+                changes = await self._effective_changes(root, old, new)
+                paths += [posixpath.join(root, c.rel) for c in changes]
+        return paths
+
+    async def _effective_changes(
+        self, root: str, current: FolderState, target: FolderState
+    ) -> list[Change]:
+        store = self._store(root)
+        tree_changes = [
+            (
+                c.path,
+                (c.old_mode, c.old_oid) if c.old_mode and c.old_oid else None,
+                (c.new_mode, c.new_oid) if c.new_mode and c.new_oid else None,
+            )
+            for c in await store.changes(current.tree, target.tree)
+        ]
+        overlaid = sorted(set(current.unsaved) | set(target.unsaved))
+        entries: dict[str, Any] = {}
+        if overlaid:
+            cur = await store.entries(current.tree, overlaid)
+            tgt = await store.entries(target.tree, overlaid)
+            entries = {rel: (None, cur.get(rel), tgt.get(rel)) for rel in overlaid}
+        return effective_changes(tree_changes, current, target, entries)
+
+    # -- storage bounds --------------------------------------------------------------------------
+    def _schedule_prune(self) -> None:
+        if self._pruning is not None and not self._pruning.done():
+            return
+        self._pruning = self.hub.tasks.spawn("checkpoints-prune", self._prune())
+
+    async def _prune(self) -> None:
+        settings = self.hub.settings
+        log = self.log()
+        removed = log.prune(settings.checkpoint_max_count)
+        await self._drop_unused(removed)
+        for root in self._roots():
+            store = self._store(root)
+            if store.storage_bytes() <= settings.checkpoint_max_storage_bytes:
+                continue
+            await store.gc()
+            while store.storage_bytes() > settings.checkpoint_max_storage_bytes:
+                removed = log.prune(max(len(log.items) // 2, 1))
+                if not removed:
+                    break
+                await self._drop_unused(removed)
+                await store.gc()
+
+    async def _drop_unused(self, removed: list[Checkpoint]) -> None:
+        if not removed:
+            return
+        in_use = self.log().trees_in_use()
+        by_root: dict[str, list[str]] = {}
+        for checkpoint in removed:
+            for root, tree in checkpoint.trees():
+                if (root, tree) not in in_use:
+                    by_root.setdefault(root, []).append(tree)
+        async with self._lock:
+            self._save_quietly()
+        for root, trees in by_root.items():
+            try:
+                await self._store(root).drop(trees)
+            except (SnapshotError, OSError) as exc:
+                logger.warning("cannot drop old checkpoints of %s: %s", root, exc)
+
+    # -- commands --------------------------------------------------------------------------------
+    def listing(self, session_id: str | None) -> list[dict[str, Any]]:
+        return self.log().listing(session_id)
+
+    def find(self, checkpoint_id: Any) -> Checkpoint:
+        from acpls.core.hub import CommandError
+
+        checkpoint = self.log().get(checkpoint_id) if isinstance(checkpoint_id, str) else None
+        if checkpoint is None:
+            raise CommandError(f"unknown checkpoint {checkpoint_id!r}")
+        return checkpoint
+
+    async def restore(
+        self, checkpoint_id: Any, preview: bool, include_unsaved: list[str]
+    ) -> dict[str, Any]:
+        from acpls.core.hub import CommandError
+
+        target = self.find(checkpoint_id)
+        busy = [s.id for s in self.hub.sessions.values() if s.turn is not None]
+        if busy:
+            raise CommandError(f"a turn is running in session {busy[0]}: cancel it first")
+        label = f"Restore to before turn {target.turn}: {target.title()}"
+        if target.turn is None:
+            label = f"Restore to before: {target.title()}"
+        async with self._lock:
+            current = await self._snapshot()
+            if current is None:
+                raise CommandError(
+                    "the workspace cannot be recorded, so it is not restored", -32603
+                )
+            undo = Checkpoint(
+                id=self._new_id(),
+                session_id=target.session_id,
+                turn=None,
+                prompt=label,
+                time=_now(),
+                folders=current,
+            )
+            self.log().add(undo)
+            self._save_quietly()
+            plan = await self._plan(target, current, set(include_unsaved), preview)
+        result = await self._carry_out(plan, label, preview)
+        async with self._lock:
+            undo.files = result["restored"]
+            self._save_quietly()
+        result["checkpoint"] = undo.id
+        result["prompt"] = target.prompt
+        return result
+
+    async def _plan(
+        self,
+        target: Checkpoint,
+        current: dict[str, FolderState],
+        include_unsaved: set[str],
+        preview: bool,
+    ) -> RestorePlan:
+        plan = RestorePlan()
+        for root, target_state in target.folders.items():
+            now = current.get(root)
+            if now is None:
+                plan.skip(root, "this workspace folder is not open")
+                continue
+            store = self._store(root)
+            changes = await self._effective_changes(root, now, target_state)
+            oids = [e[1] for c in changes for e in (c.current, c.target) if e is not None]
+            blobs = await store.blobs(oids)
+            outside = frozenset(
+                c.rel for c in changes if not inside(root, posixpath.join(root, c.rel))
+            )
+            plan_restore(
+                root,
+                changes,
+                blobs,
+                now,
+                target_state,
+                include_unsaved=include_unsaved,
+                preview=preview,
+                outside=outside,
+                plan=plan,
+            )
+        return plan
+
+    async def _carry_out(self, plan: RestorePlan, label: str, preview: bool) -> dict[str, Any]:
+        restored: list[str] = []
+        skipped = list(plan.skipped)
+        if plan.document_changes:
+            edit = workspace_edit(plan, label, preview)
+            applied, reason = await self.hub.editor.apply_edit(edit, label)
+            if not applied:
+                why = f"the editor did not apply the edit: {reason or 'declined'}"
+                skipped += [{"path": p, "reason": why} for p in plan.edited]
+                skipped += [{"path": op.path, "reason": why} for op in plan.disk]
+                return {"restored": [], "skipped": skipped}
+            restored += plan.edited
+        for op in plan.disk:
+            roots = [r for r in self._roots() if op.path.startswith(r.rstrip("/") + "/")]
+            failure = (
+                await asyncio.to_thread(apply_disk_op, roots[0], op.kind, op.path, op.data, op.mode)
+                if roots
+                else "the path leaves the workspace"
+            )
+            if failure is None:
+                restored.append(op.path)
+            else:
+                skipped.append({"path": op.path, "reason": failure})
+        done = set(restored) - {s["path"] for s in skipped}
+        return {"restored": [p for p in dict.fromkeys(restored) if p in done], "skipped": skipped}
+
+    async def aclose(self) -> None:
+        task, self._pruning = self._pruning, None
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds")
