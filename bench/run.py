@@ -31,6 +31,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench import traffic  # noqa: E402
+from bench.checkpoints import bench_p6  # noqa: E402
 from bench.editor import Editor, cpu_seconds, rss_kib  # noqa: E402
 
 PY = sys.executable
@@ -588,6 +589,7 @@ BENCHMARKS: dict[str, Callable[[Context, Config, Report], None]] = {
     "P3": bench_p3,
     "P4": bench_p4,
     "P5": bench_p5,
+    "P6": bench_p6,
 }
 
 

@@ -346,6 +346,14 @@ async def _restore_checkpoint(hub: Hub, args: dict[str, Any]) -> Any:
     return await hub.checkpoints.restore(_string(args, "id", required=True), preview, include)
 
 
+async def _checkpoint_diff(hub: Hub, args: dict[str, Any]) -> Any:
+    return await hub.checkpoints.diff(_string(args, "id", required=True))
+
+
+async def _continue_from_checkpoint(hub: Hub, args: dict[str, Any]) -> Any:
+    return await hub.checkpoints.continue_from(_string(args, "id", required=True))
+
+
 COMMANDS: dict[str, CommandHandler] = {
     "acpls.newSession": _new_session,
     "acpls.prompt": _prompt,
@@ -370,6 +378,8 @@ COMMANDS: dict[str, CommandHandler] = {
     "acpls.removeRule": _remove_rule,
     "acpls.checkpoints": _checkpoints,
     "acpls.restoreCheckpoint": _restore_checkpoint,
+    "acpls.checkpointDiff": _checkpoint_diff,
+    "acpls.continueFromCheckpoint": _continue_from_checkpoint,
 }
 
 

@@ -15,7 +15,15 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from tests.e2e.checkpoint_support import apply_on_disk, folder_state, git_state, make_repo
-from tests.e2e.conftest import SERVER, command, make_client, scripted, start, stop_client
+from tests.e2e.conftest import (
+    SERVER,
+    agent_log,
+    command,
+    make_client,
+    scripted,
+    start,
+    stop_client,
+)
 
 PNG_OLD = bytes(range(256)) * 4
 PNG_NEW = b"\0new binary\0" * 50
@@ -256,3 +264,61 @@ async def test_unknown_checkpoint_is_invalid_params(
         await command(editor, "acpls.restoreCheckpoint", {"id": "no-such-checkpoint"})
     assert info.value.code == -32602
     assert await command(editor, "acpls.checkpoints", {}) == []
+
+
+def say(text: str) -> dict[str, Any]:
+    return {
+        "update": {
+            "sessionUpdate": "agent_message_chunk",
+            "content": {"type": "text", "text": text},
+        }
+    }
+
+
+async def test_continue_without_fork_carries_the_conversation_as_context(
+    editor: LanguageClient, workspace: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "a.log"
+    turns = [[say("first answer")], [say("second answer")], [say("third")]]
+    await start(editor, workspace, scripted({"protocol": 1, "on_prompt": turns}, log))
+    first = await command(editor, "acpls.prompt", {"text": "first question"})
+    sid = first["sessionId"]
+    await command(editor, "acpls.prompt", {"sessionId": sid, "text": "second question\nline 2"})
+    second = next(c for c in await command(editor, "acpls.checkpoints", {}) if c["turn"] == 2)
+
+    diff = await command(editor, "acpls.checkpointDiff", {"id": second["id"]})
+    assert diff == {"files": []}
+
+    cont = await command(editor, "acpls.continueFromCheckpoint", {"id": second["id"]})
+    assert cont["via"] == "context" and cont["sessionId"] != sid
+    assert cont["prompt"] == "second question\nline 2"
+    await command(editor, "acpls.prompt", {"sessionId": cont["sessionId"], "text": "edited"})
+    prompts = [m["params"]["prompt"] for m in agent_log(log) if m.get("method") == "session/prompt"]
+    context, new = prompts[-1][0]["text"], prompts[-1][-1]["text"]
+    assert "first question" in context and "first answer" in context
+    assert "second question" not in context and "second answer" not in context
+    assert new == "edited"
+
+
+async def test_continue_uses_the_fork_made_after_the_previous_turn(
+    editor: LanguageClient, workspace: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "a.log"
+    script = {
+        "protocol": 1,
+        "on_initialize": {"agentCapabilities": {"sessionCapabilities": {"fork": {}}}},
+        "on_request": {"session/fork": {"sessionId": "forked-after-turn-1"}},
+        "on_prompt": [[say("answer")]],
+    }
+    await start(editor, workspace, scripted(script, log))
+    first = await command(editor, "acpls.prompt", {"text": "one"})
+    await command(editor, "acpls.prompt", {"sessionId": first["sessionId"], "text": "two"})
+    forks = [m for m in agent_log(log) if m.get("method") == "session/fork"]
+    assert forks and forks[0]["params"]["sessionId"] == first["sessionId"]
+    second = next(c for c in await command(editor, "acpls.checkpoints", {}) if c["turn"] == 2)
+    cont = await command(editor, "acpls.continueFromCheckpoint", {"id": second["id"]})
+    assert cont == {"sessionId": "forked-after-turn-1", "via": "fork", "prompt": "two"}
+    result = await command(
+        editor, "acpls.prompt", {"sessionId": "forked-after-turn-1", "text": "2b"}
+    )
+    assert result["sessionId"] == "forked-after-turn-1"

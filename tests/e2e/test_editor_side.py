@@ -68,6 +68,18 @@ BAD_ARGUMENTS: dict[str, list[Any]] = {
     "acpls.rejected": [{"uri": 5}, {"uri": "javascript:alert(1)"}],
     "acpls.listRules": [],
     "acpls.removeRule": [{}, {"ruleId": 5}, {"ruleId": "no-such-rule"}],
+    "acpls.checkpoints": [{"sessionId": 5}],
+    "acpls.restoreCheckpoint": [
+        {},
+        {"id": 5},
+        {"id": ""},
+        {"id": "no-such-checkpoint"},
+        {"id": "x", "preview": "yes"},
+        {"id": "x", "includeUnsaved": "/a"},
+        {"id": "x", "includeUnsaved": [5]},
+    ],
+    "acpls.checkpointDiff": [{}, {"id": 5}, {"id": "no-such-checkpoint"}],
+    "acpls.continueFromCheckpoint": [{}, {"id": 5}, {"id": "no-such-checkpoint"}],
 }
 
 

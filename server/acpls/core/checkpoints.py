@@ -38,8 +38,10 @@ from acpls.state.checkpoints import (
     CheckpointLog,
     FolderState,
     RestorePlan,
+    conversation_context,
     effective_changes,
     plan_restore,
+    restore_diff,
     workspace_edit,
 )
 from acpls.translate.uris import uri_to_path
@@ -49,6 +51,9 @@ if TYPE_CHECKING:
     from acpls.core.session import Session
 
 logger = logging.getLogger(__name__)
+
+# How long the next prompt waits for a `session/fork` still running after the previous turn.
+FORK_WAIT_S = 10.0
 
 
 class CheckpointController:
@@ -62,6 +67,9 @@ class CheckpointController:
         self._pruning: asyncio.Task[Any] | None = None
         self._warned = False
         self._lock = asyncio.Lock()
+        self._forks: dict[str, asyncio.Task[Any]] = {}  # session id -> fork after its last turn
+        self._preambles: dict[str, str] = {}  # session id -> context for its first prompt
+        self._fork_conns: dict[str, Any] = {}  # fork session id -> the agent process that made it
 
     # -- stores and the log ----------------------------------------------------------------------
     def _roots(self) -> list[str]:
@@ -133,8 +141,15 @@ class CheckpointController:
             self._warned = True
             self.hub.editor.show_message(ports.MESSAGE_WARNING, text)
 
-    async def turn_started(self, session: Session, prompt: str) -> None:
-        """Record the workspace before the prompt goes to the agent. Never raises."""
+    async def turn_started(
+        self, session: Session, prompt: str, blocks: list[dict[str, Any]] | None = None
+    ) -> None:
+        """Record the workspace before the prompt goes to the agent (and put the conversation
+        a continued session carries before its first prompt, in `blocks`). Never raises."""
+        preamble = self._preambles.pop(session.id, None)
+        if preamble is not None and blocks is not None:
+            blocks.insert(0, {"type": "text", "text": preamble})
+        await self._fork_settled(session.id)
         if not self.hub.settings.checkpoints_enabled:
             return
         async with self._lock:
@@ -172,6 +187,82 @@ class CheckpointController:
                     )
             self._save_quietly()
         self._schedule_prune()
+        self._fork_later(session, checkpoint)
+
+    # -- the conversation --------------------------------------------------------------------------
+    def _fork_later(self, session: Session, checkpoint: Checkpoint) -> None:
+        """Where the agent offers `session/fork`, keep the agent's copy of the conversation as it
+        is now, after this turn: the point a restore to before the next turn goes back to."""
+        conn = self.hub.connection
+        if conn is None or not conn.session_capability("fork"):
+            return
+        if not self.hub.settings.checkpoint_fork:
+            return
+        self._forks[session.id] = self.hub.tasks.spawn(
+            f"checkpoint-fork:{session.id}", self._fork(conn, session, checkpoint)
+        )
+
+    async def _fork(self, conn: Any, session: Session, checkpoint: Checkpoint) -> None:
+        params = {
+            "sessionId": session.id,
+            "cwd": session.cwd,
+            "mcpServers": list(self.hub.settings.mcp_servers),
+        }
+        try:
+            result = await conn.request("session/fork", params)
+        except Exception as exc:  # an agent that offers fork and fails it: no fork, no harm
+            logger.warning("session/fork of %s failed: %s", session.id, exc)
+            return
+        fork_id = result.get("sessionId") if isinstance(result, dict) else None
+        if isinstance(fork_id, str):
+            checkpoint.fork_after = fork_id
+            self._fork_conns[fork_id] = (conn, session.cwd, result)
+            async with self._lock:
+                self._save_quietly()
+
+    async def _fork_settled(self, session_id: str) -> None:
+        """A fork still running when the next prompt comes must not see that prompt."""
+        task = self._forks.pop(session_id, None)
+        if task is not None and not task.done():
+            await asyncio.wait([task], timeout=FORK_WAIT_S)
+            if not task.done():
+                task.cancel()
+
+    async def _open_fork(self, fork_id: str) -> Session | None:
+        """The fork as a session of the running agent: adopted when the agent that made it still
+        runs, else loaded (its conversation replayed to the editor) where the agent can."""
+        made_by = self._fork_conns.get(fork_id)
+        if made_by is not None and made_by[0] is self.hub.connection:
+            return self.hub.adopt_session(fork_id, made_by[1], made_by[2])
+        conn = await self.hub.agent()
+        if conn.session_capability("load") or conn.session_capability("resume"):
+            try:
+                return await self.hub.load_session(fork_id)
+            except Exception as exc:  # the agent forgot it: fall back to the conversation as text
+                logger.warning("cannot load the fork %s: %s", fork_id, exc)
+        return None
+
+    async def continue_from(self, checkpoint_id: Any) -> dict[str, Any]:
+        """A session whose conversation is the one before the checkpoint's turn: the agent's fork
+        made after the previous turn where there is one, else a new session that gets the earlier
+        turns as context with its first prompt."""
+        from acpls.core.hub import CommandError
+
+        target = self.find(checkpoint_id)
+        if target.session_id is None or target.turn is None:
+            raise CommandError("only the checkpoint of a turn can be continued from")
+        log = self.log()
+        previous = log.previous_turn(target)
+        if previous is None:  # before the first turn: nothing was said yet
+            session = await self.hub.new_session()
+            return {"sessionId": session.id, "via": "new", "prompt": target.prompt}
+        if previous.fork_after is not None:
+            session = await self._open_fork(previous.fork_after)
+            if session is not None:
+                return {"sessionId": session.id, "via": "fork", "prompt": target.prompt}
+        session = await self.hub.new_session()
+        self._preambles[session.id] = conversation_context(log.history(target))
+        return {"sessionId": session.id, "via": "context", "prompt": target.prompt}
 
     def _save_quietly(self) -> None:
         try:
@@ -358,7 +449,39 @@ class CheckpointController:
         done = set(restored) - {s["path"] for s in skipped}
         return {"restored": [p for p in dict.fromkeys(restored) if p in done], "skipped": skipped}
 
+    async def diff(self, checkpoint_id: Any) -> dict[str, Any]:
+        """What restoring `checkpoint_id` would change now, as unified diffs (nothing applied)."""
+        from acpls.core.hub import CommandError
+
+        target = self.find(checkpoint_id)
+        async with self._lock:
+            current = await self._snapshot()
+            if current is None:
+                raise CommandError("the workspace cannot be recorded", -32603)
+            files: list[dict[str, Any]] = []
+            for root, target_state in target.folders.items():
+                now = current.get(root)
+                if now is None:
+                    continue
+                changes = await self._effective_changes(root, now, target_state)
+                oids = [e[1] for c in changes for e in (c.current, c.target) if e is not None]
+                blobs = await self._store(root).blobs(oids)
+                files += [restore_diff(root, c, blobs) for c in changes]
+            await self._forget_unused(current)
+        return {"files": files}
+
+    async def _forget_unused(self, folders: dict[str, FolderState]) -> None:
+        in_use = self.log().trees_in_use()
+        for root, state in folders.items():
+            unused = [t for t in state.trees() if (root, t) not in in_use]
+            if unused:
+                await self._store(root).drop_unlocked(unused)
+
     async def aclose(self) -> None:
+        forks, self._forks = list(self._forks.values()), {}
+        for fork in forks:
+            fork.cancel()
+        await asyncio.gather(*forks, return_exceptions=True)
         task, self._pruning = self._pruning, None
         if task is not None and not task.done():
             task.cancel()

@@ -225,6 +225,16 @@ class Hub:
         self.router.session_started(session, response)
         return session
 
+    @property
+    def connection(self) -> AgentConnection | None:
+        """The running agent, or None (never starts one)."""
+        conn = self._conn
+        return conn if conn is not None and conn.alive else None
+
+    def adopt_session(self, session_id: str, cwd: str, response: dict[str, Any]) -> Session:
+        """A session the agent made itself (`session/fork`), now the current one."""
+        return self.sessions.get(session_id) or self._register_session(session_id, cwd, response)
+
     async def new_session(self, cwd: str | None = None) -> Session:
         cwd = cwd or self.workspace_root()
         if not os.path.isabs(cwd):
@@ -366,7 +376,7 @@ class Hub:
         turn = Turn(done=loop.create_future())
         session.turn = turn
         self.current_session_id = session.id
-        await self.checkpoints.turn_started(session, text)  # the prompt waits for the snapshot
+        await self.checkpoints.turn_started(session, text, blocks)  # waits for the snapshot
         self.router.turn_started(session, text, blocks)
         await self.review.turn_started(session)
         request = self.tasks.spawn(

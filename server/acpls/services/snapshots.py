@@ -406,10 +406,14 @@ class SnapshotStore:
         if not trees or not self.git_dir.exists():
             return
         async with self._lock:
-            commands = "".join(f"delete refs/acpls/{t}\n" for t in trees).encode()
-            await self._git("update-ref", "--stdin", stdin=commands)
-            if self._known_refs is not None:
-                self._known_refs.difference_update(trees)
+            await self.drop_unlocked(trees)
+
+    async def drop_unlocked(self, trees: list[str]) -> None:
+        """`drop()` for a caller that already holds the order of snapshots (no snapshot runs)."""
+        commands = "".join(f"delete refs/acpls/{t}\n" for t in trees).encode()
+        await self._git("update-ref", "--stdin", stdin=commands)
+        if self._known_refs is not None:
+            self._known_refs.difference_update(trees)
 
     async def gc(self) -> None:
         if not self.git_dir.exists():

@@ -17,6 +17,7 @@ the restore) and the target into:
 
 from __future__ import annotations
 
+import difflib
 import posixpath
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
@@ -70,6 +71,9 @@ class Checkpoint:
     after: dict[str, FolderState] | None = None
     files: list[str] = attrs.Factory(list)
     reply: str = ""
+    # The agent's own copy of the session made when this turn ended (`session/fork`): the
+    # conversation as it stood before the session's next turn.
+    fork_after: str | None = None
 
     def title(self) -> str:
         """The first line of the prompt (the contract's `prompt` field)."""
@@ -110,6 +114,7 @@ class Checkpoint:
             "after": {k: v.to_json() for k, v in self.after.items()} if self.after else None,
             "files": self.files,
             "reply": self.reply,
+            "forkAfter": self.fork_after,
         }
 
     @classmethod
@@ -125,6 +130,7 @@ class Checkpoint:
             after={k: FolderState.from_json(v) for k, v in after.items()} if after else None,
             files=[str(f) for f in raw.get("files") or []],
             reply=str(raw.get("reply") or ""),
+            fork_after=raw.get("forkAfter"),
         )
 
 
@@ -157,6 +163,10 @@ class CheckpointLog:
                 out.append(c)
         return out
 
+    def previous_turn(self, checkpoint: Checkpoint) -> Checkpoint | None:
+        history = self.history(checkpoint)
+        return history[-1] if history else None
+
     def prune(self, keep: int) -> list[Checkpoint]:
         """Remove the oldest beyond `keep` (at least one stays); returns the removed ones."""
         keep = max(keep, 1)
@@ -176,6 +186,31 @@ class CheckpointLog:
         if not isinstance(raw, Mapping) or raw.get("version") != 1:
             return cls()
         return cls(Checkpoint.from_json(c) for c in raw.get("checkpoints") or [])
+
+
+CONTEXT_LIMIT = 200_000
+
+
+def conversation_context(history: list[Checkpoint]) -> str:
+    """The conversation before a checkpoint, for a new session that continues from there (the
+    most recent turns first to be kept when it is too long)."""
+    parts: list[str] = []
+    size = 0
+    for c in reversed(history):
+        user, agent = c.prompt.strip(), c.reply.strip()
+        part = f"## Turn {c.turn}\n\n### User\n\n{user}\n\n### Agent\n\n{agent}\n"
+        size += len(part)
+        if size > CONTEXT_LIMIT:
+            parts.append("(earlier turns left out)\n")
+            break
+        parts.append(part)
+    body = "\n".join(reversed(parts))
+    return (
+        "This conversation continues an earlier one that was rewound to a checkpoint: the"
+        " workspace files are back as they were at this point. What was said before, for"
+        " context:\n\n" + body + "\n(End of the earlier conversation. The user's new message"
+        " follows.)\n"
+    )
 
 
 # -- restore -------------------------------------------------------------------------------------
@@ -410,6 +445,44 @@ def _plan_one(
     new_file_exec = cur is None and tgt_mode == EXEC_MODE
     if new_file_exec or (cur is not None and cur[0] != tgt_mode):
         plan.disk.append(DiskOp("chmod", path, mode=tgt_mode))
+
+
+def restore_diff(root: str, change: Change, blobs: Mapping[str, bytes]) -> dict[str, Any]:
+    """One file of what a restore would change: `{"path", "status", "diff"}`, where `status` is
+    `modified`, `created` (the restore creates it), `deleted` (the restore deletes it), and
+    `diff` a unified diff from the file now to the file in the checkpoint."""
+    path = posixpath.join(root, change.rel)
+    cur, tgt = change.current, change.target
+    status = "created" if cur is None else "deleted" if tgt is None else "modified"
+    old = _describe(cur, blobs)
+    new = _describe(tgt, blobs)
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        fromfile=f"{path} (now)" if cur is not None else "/dev/null",
+        tofile=f"{path} (checkpoint)" if tgt is not None else "/dev/null",
+    )
+    diff = "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )
+    if cur is not None and tgt is not None and cur[0] != tgt[0]:
+        diff = f"mode {cur[0]} -> {tgt[0]}\n" + diff
+    return {"path": path, "status": status, "diff": diff}
+
+
+def _describe(entry: tuple[str, str] | None, blobs: Mapping[str, bytes]) -> str:
+    if entry is None:
+        return ""
+    mode, oid = entry
+    if mode == GITLINK_MODE:
+        return f"nested repository at {oid}\n"
+    data = blobs.get(oid)
+    if data is None:
+        return "(content not in the store)\n"
+    if mode == LINK_MODE:
+        return f"symbolic link to {data.decode('utf-8', 'replace')}\n"
+    text = as_text(data)
+    return text if text is not None else f"binary, {len(data)} bytes, {oid[:12]}\n"
 
 
 def workspace_edit(plan: RestorePlan, label: str, preview: bool) -> dict[str, Any]:
