@@ -68,6 +68,7 @@ BAD_ARGUMENTS: dict[str, list[Any]] = {
     "acpls.rejected": [{"uri": 5}, {"uri": "javascript:alert(1)"}],
     "acpls.listRules": [],
     "acpls.removeRule": [{}, {"ruleId": 5}, {"ruleId": "no-such-rule"}],
+    "acpls.checkAgents": [{"agents": "claude"}, {"agents": [5]}, {"agents": ["no-such-preset"]}],
     "acpls.checkpoints": [{"sessionId": 5}],
     "acpls.restoreCheckpoint": [
         {},

@@ -13,6 +13,7 @@ M.server_keys = {
   'env',
   'limits',
   'log',
+  'checkpoints',
 }
 
 -- The shape of every option. A string is the expected type (or types joined by '|'), a table is a
@@ -38,6 +39,14 @@ local schema = {
     maxAgentInputBytes = 'number',
   },
   log = { level = { type = 'string', oneof = { 'debug', 'info', 'warning', 'error' } } },
+  checkpoints = {
+    enabled = 'boolean',
+    maxCount = 'number',
+    maxStorageBytes = 'number',
+    maxFileBytes = 'number',
+    binaryBudgetBytes = 'number',
+    fork = 'boolean',
+  },
   ui = {
     chat = {
       position = { type = 'string', oneof = { 'right', 'left', 'below', 'above', 'tab' } },

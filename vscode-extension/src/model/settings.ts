@@ -24,6 +24,12 @@ export const SERVER_KEYS = [
   "limits.maxPendingPermissions",
   "limits.maxAgentInputBytes",
   "log.level",
+  "checkpoints.enabled",
+  "checkpoints.maxCount",
+  "checkpoints.maxStorageBytes",
+  "checkpoints.maxFileBytes",
+  "checkpoints.binaryBudgetBytes",
+  "checkpoints.fork",
 ] as const;
 export type ServerKey = (typeof SERVER_KEYS)[number];
 
@@ -63,6 +69,12 @@ const VALIDATORS: Record<ServerKey, Validator> = {
   "limits.maxPendingPermissions": positiveInt,
   "limits.maxAgentInputBytes": positiveInt,
   "log.level": (v) => (typeof v === "string" && (LOG_LEVELS as readonly string[]).includes(v) ? undefined : `must be one of ${LOG_LEVELS.join(", ")}`),
+  "checkpoints.enabled": boolean,
+  "checkpoints.maxCount": positiveInt,
+  "checkpoints.maxStorageBytes": positiveInt,
+  "checkpoints.maxFileBytes": positiveInt,
+  "checkpoints.binaryBudgetBytes": positiveInt,
+  "checkpoints.fork": boolean,
 };
 
 function setPath(target: JsonObject, dotted: string, value: unknown): void {
