@@ -53,7 +53,16 @@ $(COPILOT_CACHE_STAMP): $(call agent_prefix,copilot)/.installed
 	  $(call agent_prefix,copilot)/node_modules/.bin/copilot --version; rc=$$?; rm -rf $$home; exit $$rc
 	touch $@
 
-agents-install: $(AGENT_STAMPS) $(COPILOT_CACHE_STAMP)
+# Codex's default mode runs every command (and its file reads for apply_patch) inside bubblewrap;
+# without it each tool call fails. Debian's package, installed only when missing.
+AGENTS_APT_STAMP := .cache/apt-agents
+$(AGENTS_APT_STAMP):
+	@mkdir -p .cache
+	@if ! command -v bwrap >/dev/null; then \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; fi
+	touch $@
+
+agents-install: $(AGENT_STAMPS) $(COPILOT_CACHE_STAMP) $(AGENTS_APT_STAMP)
 
 agents:
 	@$(MAKE) --no-print-directory -j6 agents-install
