@@ -142,6 +142,9 @@ function Chat:_make_buffers()
   map(self.out_buf, 'n', keys.open, function()
     self:open_under_cursor()
   end, 'acpls: open the file or terminal on this line')
+  map(self.out_buf, 'n', keys.restore, function()
+    self:restore_here()
+  end, 'acpls: restore the workspace to before this message')
   vim.bo[self.in_buf].omnifunc = "v:lua.require'acpls.chat'.omnifunc"
   map(self.in_buf, 'n', keys.send_normal, function()
     self:send_input()
@@ -256,6 +259,22 @@ function Chat:open_under_cursor()
   if lnum then
     pcall(vim.api.nvim_win_set_cursor, win, { tonumber(lnum), 0 })
   end
+end
+
+--- The "restore to here" mapping: the workspace back to before the user message under the cursor.
+function Chat:restore_here()
+  local row = vim.api.nvim_win_get_cursor(0)[1] - 1
+  local n, text = self.view:user_message_at(row)
+  if not n or not self.session_id or not self.client_id then
+    vim.notify('acpls: put the cursor on one of your messages')
+    return
+  end
+  require('acpls.checkpoints').restore_turn(self.client_id, self.session_id, n, text)
+end
+
+--- Put `text` into the prompt input (replacing what is there).
+function Chat:set_input(text)
+  vim.api.nvim_buf_set_lines(self.in_buf, 0, -1, false, vim.split(text or '', '\n', { plain = true }))
 end
 
 function Chat:hide()
@@ -943,6 +962,27 @@ function M.list()
     })
   end
   return out
+end
+
+--- A chat for a session continued from a checkpoint, its prompt input holding `prompt` (editable).
+---@param client_id integer
+---@param session_id string
+---@param prompt string
+---@param via string? how acpls made the session: fork, context or new
+function M.continue_session(client_id, session_id, prompt, via)
+  local chat = by_session[session_id]
+  if not chat then
+    local c = client.get(client_id)
+    chat = new_chat(c and c.root_dir or vim.fn.getcwd(), client_id)
+    chat:bind(session_id)
+    local how = via == 'fork' and "the agent's copy of the conversation at that point"
+      or via == 'context' and 'the earlier conversation, sent with your next prompt'
+      or 'a new conversation'
+    chat:note({ '_Continued from a checkpoint: ' .. how .. '._' }, 'AcplsChatMeta')
+  end
+  chat:set_input(prompt)
+  chat:show(true)
+  return chat
 end
 
 M.by_session = function(sid)

@@ -106,6 +106,26 @@ function View:row_of(block)
   return row
 end
 
+--- The user message at or above 0-based `row`: its ordinal among the user messages (the turn it
+--- started) and its text; nil above the first.
+---@param row integer
+---@return integer? n
+---@return string? text
+function View:user_message_at(row)
+  local start, n, found, text = 0, 0, nil, nil
+  for _, b in ipairs(self.blocks) do
+    if start > row then
+      break
+    end
+    if b.kind == 'message' and b.role == 'user' then
+      n = n + 1
+      found, text = n, table.concat(b.parts or {}, '')
+    end
+    start = start + b.nlines
+  end
+  return found, text
+end
+
 function View:line_count()
   local n = 0
   for _, b in ipairs(self.blocks) do

@@ -140,6 +140,12 @@ M.subcommands = {
       require('acpls.review').all('reject', rest[1] == 'file')
     end,
   },
+  checkpoints = {
+    desc = 'restore the workspace to before a turn (a picker with a diff preview)',
+    run = function()
+      require('acpls.checkpoints').pick()
+    end,
+  },
   transcript = {
     desc = "open the session's markdown transcript",
     run = function()
