@@ -5,6 +5,7 @@
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { checkAgents } from "./agentCheck";
+import { pickCheckpoint } from "./checkpoints";
 import { AcplsClient } from "./client";
 import { FollowController } from "./follow";
 import { AgentPanel } from "./panel";
@@ -57,6 +58,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Api> {
   register("acpls.ui.newSession", () => panel.newSession());
   register("acpls.ui.cancel", () => panel.cancel());
   register("acpls.ui.browseSessions", () => panel.browseSessions());
+  register("acpls.ui.restoreCheckpoint", () => pickCheckpoint(client, panel));
   register("acpls.ui.prompt", async (text?: unknown) => {
     const prompt = typeof text === "string" ? text : await vscode.window.showInputBox({ title: "acpls: ask the agent", prompt: "Prompt" });
     if (prompt === undefined) return;
@@ -105,6 +107,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Api> {
       { label: follow.isEnabled ? "$(eye-closed) Stop following the agent" : "$(eye) Follow the agent", command: "acpls.ui.toggleFollow" },
       { label: "$(add) New session", command: "acpls.ui.newSession" },
       { label: "$(history) Load a session…", command: "acpls.ui.browseSessions" },
+      { label: "$(discard) Restore a checkpoint…", command: "acpls.ui.restoreCheckpoint" },
       { label: "$(stop-circle) Cancel the turn", command: "acpls.ui.cancel" },
       { label: "$(debug-restart) Restart acpls", command: "acpls.ui.restart" },
       { label: "$(shield) Choose how permission prompts are shown", command: "acpls.ui.choosePermissionUi" },

@@ -13,6 +13,8 @@ import { safeHref } from "./model/markdown";
 import { type PermissionController, type VirtualDocuments, type WaitingPrompt, showProposedDiffs } from "./permissions";
 import type { RequestPermissionParams, SessionUpdate, SessionUpdateParams } from "./protocol";
 import type { TerminalController } from "./terminals";
+import { restoreCheckpoint } from "./checkpoints";
+import { checkpointFor, userTurn } from "./model/checkpoints";
 
 const HISTORY_KEY = "acpls.promptHistory";
 const BATCH_MS = 16;
@@ -319,7 +321,38 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
           this.post({ type: "error", message: "That permission prompt was already answered." });
         }
         break;
+      case "restoreCheckpoint":
+        await this.restoreBefore(message.itemId);
+        break;
     }
+  }
+
+  /** The panel's "Restore checkpoint" on a user message: the workspace back to before that turn. */
+  private async restoreBefore(itemId: string): Promise<void> {
+    const session = this.store.currentSession();
+    const found = session === undefined ? undefined : userTurn(session.items, itemId);
+    if (session === undefined || found === undefined) return;
+    if (this.busy) {
+      this.post({ type: "error", message: "The agent is working: cancel the turn before restoring." });
+      return;
+    }
+    try {
+      const list = await this.client.command("acpls.checkpoints", { sessionId: session.sessionId });
+      const checkpoint = checkpointFor(list, found.turn, found.text);
+      if (checkpoint === undefined) {
+        this.post({ type: "error", message: "No checkpoint for this message (one is taken before every turn acpls runs)." });
+        return;
+      }
+      await restoreCheckpoint(this.client, checkpoint, this);
+    } catch (error) {
+      this.post({ type: "error", message: `Restore failed: ${String(error)}` });
+    }
+  }
+
+  /** A session continued from a checkpoint: shown, with the turn's prompt in the input, editable. */
+  continueIn(sessionId: string, prompt: string): void {
+    this.switchTo(sessionId);
+    void this.reveal().then(() => this.post({ type: "focusPrompt", text: prompt }));
   }
 
   private sessionArg(): { sessionId?: string } {

@@ -325,7 +325,24 @@ export const Commands = {
   listRules: "acpls.listRules",
   removeRule: "acpls.removeRule",
   checkAgents: "acpls.checkAgents",
+  checkpoints: "acpls.checkpoints",
+  restoreCheckpoint: "acpls.restoreCheckpoint",
+  checkpointDiff: "acpls.checkpointDiff",
+  continueFromCheckpoint: "acpls.continueFromCheckpoint",
 } as const;
+
+/** One checkpoint of `acpls.checkpoints` (protocol.md section 8). */
+export type Checkpoint = {
+  id: string;
+  sessionId: string | null;
+  turn: number | null;
+  prompt: string;
+  time: string;
+  files: string[];
+  notRecorded?: { path: string; reason: string }[];
+};
+export type RestoreResult = { restored: string[]; skipped: { path: string; reason: string }[]; checkpoint: string; prompt: string };
+export type ContinueResult = { sessionId: string; via: string; prompt: string };
 
 export type PromptContext = { uri: string; range?: Range };
 
@@ -365,6 +382,10 @@ export interface CommandSignatures {
   "acpls.listRules": [Record<string, never>, { rules: JsonObject[] }];
   "acpls.removeRule": [{ ruleId: string }, { rules: JsonObject[] }];
   "acpls.checkAgents": [{ agents?: (string | JsonObject)[] }, { agents: AgentCheck[] }];
+  "acpls.checkpoints": [{ sessionId?: string }, Checkpoint[]];
+  "acpls.restoreCheckpoint": [{ id: string; preview?: boolean; includeUnsaved?: string[] }, RestoreResult];
+  "acpls.checkpointDiff": [{ id: string }, { files: { path: string; status: string; diff: string }[] }];
+  "acpls.continueFromCheckpoint": [{ id: string }, ContinueResult];
 }
 export type CommandId = keyof CommandSignatures;
 export type CommandArgs<C extends CommandId> = CommandSignatures[C][0];
@@ -394,6 +415,9 @@ export const COMMAND_RESULTS = {
   "acpls.listRules": object({ rules: arrayOf(anyObject) }),
   "acpls.removeRule": object({ rules: arrayOf(anyObject) }),
   "acpls.checkAgents": object({ agents: arrayOf(anyObject) }),
+  "acpls.checkpoints": arrayOf(object({ id: str, sessionId: nullable(str), turn: nullable(num), prompt: str, time: str, files: arrayOf(str) })),
+  "acpls.restoreCheckpoint": object({ restored: arrayOf(str), skipped: arrayOf(object({ path: str, reason: str })), checkpoint: str, prompt: str }),
+  "acpls.continueFromCheckpoint": object({ sessionId: str, via: str, prompt: str }),
 } as const satisfies Partial<Record<CommandId, Check<unknown>>>;
 
 export { ProtocolError, isObject };

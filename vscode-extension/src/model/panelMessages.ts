@@ -47,7 +47,8 @@ export type PanelToHost =
   | { type: "openDiff"; toolCallId: string }
   | { type: "openTerminal"; terminalId: string }
   | { type: "openLink"; href: string }
-  | { type: "answerPermission"; key: string; optionId: string };
+  | { type: "answerPermission"; key: string; optionId: string }
+  | { type: "restoreCheckpoint"; itemId: string };
 
 /** A webview message is untrusted input: only known types with the right fields pass. */
 export function isPanelMessage(value: unknown): value is PanelToHost {
@@ -79,6 +80,8 @@ export function isPanelMessage(value: unknown): value is PanelToHost {
       return typeof m.href === "string";
     case "answerPermission":
       return typeof m.key === "string" && typeof m.optionId === "string";
+    case "restoreCheckpoint":
+      return typeof m.itemId === "string";
     default:
       return false;
   }

@@ -204,6 +204,14 @@ function fillItem(node: HTMLElement, item: Item): void {
         node.append(body);
       }
       setMarkdown(body as HTMLElement, messageText(item));
+      if (item.role === "user" && node.querySelector(":scope > .restore") === null) {
+        const restore = el("button", "restore");
+        restore.title = "Restore checkpoint: the workspace as it was before this message";
+        restore.setAttribute("aria-label", "Restore checkpoint");
+        restore.append(icon("discard"));
+        restore.addEventListener("click", () => send({ type: "restoreCheckpoint", itemId: item.id }));
+        node.append(restore);
+      }
       return;
     }
     case "tool_call":
