@@ -470,8 +470,18 @@ def create_server() -> AcplsServer:
         uri = params.text_document.uri
         if ls.port.is_own_edit(uri) or ls.port.matches_disk(uri):
             return  # acpls' own edit, or the editor reloading a file written to disk
+        if ls.hub.questions.owns(uri):
+            return  # the user filling in an agent's question (generic mode)
         ls.hub.user_edited()
         ls.hub.review.user_edited(uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=True))
+    def on_save(ls: AcplsServer, params: types.DidSaveTextDocumentParams) -> None:
+        ls.hub.questions.did_save(params.text_document.uri, params.text)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def on_close(ls: AcplsServer, params: types.DidCloseTextDocumentParams) -> None:
+        ls.hub.questions.did_close(params.text_document.uri)
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,

@@ -43,7 +43,7 @@ class RawAcplsProtocol(LanguageClientProtocol):
     """Keeps acpls/* payloads as the raw JSON (pygls would rename keys such as `_meta`)."""
 
     def get_message_type(self, method: str) -> Any:  # type: ignore[override]
-        if method in ("acpls/requestPermission", "acpls/resolveConflict"):
+        if method in ("acpls/requestPermission", "acpls/resolveConflict", "acpls/elicitation"):
             return RawRequest
         if method.startswith("acpls/"):
             return RawNotification
@@ -202,6 +202,7 @@ def record_custom(client: LanguageClient) -> None:
         "acpls/terminalOutput",
         "acpls/changes",
         "acpls/agentStatus",
+        "acpls/elicitationComplete",
     ):
 
         def handler(params: Any, _method: str = method) -> None:

@@ -126,15 +126,21 @@ class FakeEditor:
         self.counts["window/showMessage"] += 1
 
     async def show_message_request(
-        self, level: int, message: str, actions: list[str]
+        self, level: int, message: str, actions: list[str], msg_id: str | None = None
     ) -> str | None:
         self.counts["window/showMessageRequest"] += 1
         return self.rng.choice([None, *actions]) if actions else None
 
-    async def show_document(self, uri: str, selection: dict[str, Any] | None) -> None:
+    async def show_document(
+        self, uri: str, selection: dict[str, Any] | None, *, take_focus: bool = False
+    ) -> None:
         if not uri.startswith("file:///"):
             self.problems.append(f"showDocument of a non-file URI: {uri!r}")
         self.counts["window/showDocument"] += 1
+
+    async def open_external(self, url: str) -> bool:
+        self.counts["window/showDocument"] += 1
+        return self.rng.random() < 0.5
 
     async def apply_edit(self, edit: dict[str, Any], label: str) -> tuple[bool, str | None]:
         self._serialise("workspace/applyEdit", {"edit": edit, "label": label})

@@ -65,6 +65,7 @@ def test_initialize_v1_is_valid_v1_and_has_only_v1_fields() -> None:
     assert params["clientCapabilities"]["terminal"] is True
     assert params["clientCapabilities"]["_meta"] == {"terminal_output": True}
     assert params["clientInfo"] == {"name": "acpls", "version": "0.1.0"}
+    assert params["clientCapabilities"]["elicitation"] == {"form": {}, "url": {}}
     assert "capabilities" not in params and "info" not in params
 
 
@@ -73,7 +74,7 @@ def test_initialize_v2_is_valid_v2_and_has_only_v2_fields() -> None:
     validate_client_message(2, request("initialize", params))
     assert params == {
         "protocolVersion": 2,
-        "capabilities": {},
+        "capabilities": {"elicitation": {"form": {}, "url": {}}},
         "info": {"name": "acpls", "version": "0.1.0"},
     }
 

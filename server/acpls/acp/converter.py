@@ -444,6 +444,10 @@ def permission_tool_call(request: m.RequestPermissionRequest) -> m.ToolCallUpdat
 VersionMode = Literal["auto", 1, 2]
 
 
+# acpls asks the agent's questions in the editor, as forms and as URLs to open (contract 8).
+ELICITATION_CAPABILITIES: JsonObject = {"form": {}, "url": {}}
+
+
 def initialize_params(
     version_mode: VersionMode,
     *,
@@ -474,14 +478,15 @@ def initialize_params(
         v1_caps: JsonObject = {
             "fs": {"readTextFile": fs, "writeTextFile": fs},
             "terminal": terminal,
+            "elicitation": dict(ELICITATION_CAPABILITIES),
         }
         if terminal_output_meta:
             v1_caps["_meta"] = {"terminal_output": True}
         request.client_capabilities = v1_caps
         request.client_info = info
     if version_mode in ("auto", 2):
-        # v2 has no client fs/terminal methods (terminals are the agent's), so nothing to add.
-        request.capabilities = {}
+        # v2 has no client fs/terminal methods (terminals are the agent's): only questions.
+        request.capabilities = {"elicitation": dict(ELICITATION_CAPABILITIES)}
         request.info = info
     return unstructure(request)
 

@@ -77,6 +77,7 @@ class Hub:
         # Imported here to keep the modules' import graph one-directional.
         from acpls.core.agent_requests import AgentRequests
         from acpls.core.checkpoints import CheckpointController
+        from acpls.core.elicitation import Questions
         from acpls.core.review import ReviewController
         from acpls.core.routing import UpdateRouter
 
@@ -84,6 +85,7 @@ class Hub:
         self.agent_requests = AgentRequests(self)
         self.review = ReviewController(self)
         self.checkpoints = CheckpointController(self)
+        self.questions = Questions(self)
 
     # -- settings --------------------------------------------------------------------------------
     def configure(self, raw: Any) -> list[str]:
@@ -127,6 +129,7 @@ class Hub:
             on_exit=self._agent_exited,
         )
         self.agent_requests.register(conn)
+        self.questions.register(conn)
         conn.register({}, {"session/update": self.router.on_session_update})
         self._restart_key = self._current_key()
         self._conn = conn
@@ -415,6 +418,7 @@ class Hub:
         session = self.session(session_id)
         assert session is not None
         self.agent_requests.cancel_permissions(session)
+        self.questions.withdraw(session.id)
         conn = self._conn
         if conn is not None and conn.alive:
             conn.notify("session/cancel", {"sessionId": session.id})

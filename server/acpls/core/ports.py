@@ -34,7 +34,8 @@ class EditorPort(Protocol):
         ...
 
     async def request(self, method: str, params: Any, msg_id: str) -> Any:
-        """Send an acpls/* request with the given id (so it can be cancelled); await its result."""
+        """Send an acpls/* request with the given id (so it can be cancelled); await its result
+        (plain JSON)."""
         ...
 
     def cancel_request(self, msg_id: str) -> None:
@@ -44,10 +45,18 @@ class EditorPort(Protocol):
     def show_message(self, level: int, text: str) -> None: ...
 
     async def show_message_request(
-        self, level: int, message: str, actions: list[str]
-    ) -> str | None: ...
+        self, level: int, message: str, actions: list[str], msg_id: str | None = None
+    ) -> str | None:
+        """window/showMessageRequest; with `msg_id`, `cancel_request(msg_id)` withdraws it."""
+        ...
 
-    async def show_document(self, uri: str, selection: dict[str, Any] | None) -> None: ...
+    async def show_document(
+        self, uri: str, selection: dict[str, Any] | None, *, take_focus: bool = False
+    ) -> None: ...
+
+    async def open_external(self, url: str) -> bool:
+        """window/showDocument with `external: true`; False when the editor cannot or did not."""
+        ...
 
     async def apply_edit(self, edit: dict[str, Any], label: str) -> tuple[bool, str | None]:
         """workspace/applyEdit; returns (applied, failure reason)."""

@@ -22,6 +22,8 @@ TERMINAL_UPDATE = "acpls/terminalUpdate"
 TERMINAL_OUTPUT = "acpls/terminalOutput"
 CHANGES = "acpls/changes"
 AGENT_STATUS = "acpls/agentStatus"
+ELICITATION = "acpls/elicitation"
+ELICITATION_COMPLETE = "acpls/elicitationComplete"
 
 
 @attrs.define(kw_only=True)
@@ -97,6 +99,28 @@ class AgentStatusParams:
     message: str | None = None
 
 
+@attrs.define(kw_only=True)
+class ElicitationParams:
+    mode: str
+    message: str
+    sessionId: str | None = None
+    elicitationId: str | None = None
+    requestedSchema: dict[str, Any] | None = None
+    url: str | None = None
+
+
+@attrs.define(kw_only=True)
+class ElicitationResult:
+    action: str
+    content: dict[str, Any] | None = None
+
+
+@attrs.define(kw_only=True)
+class ElicitationCompleteParams:
+    elicitationId: str
+    sessionId: str | None = None
+
+
 @attrs.frozen
 class MethodSpec:
     method: str
@@ -116,6 +140,8 @@ METHODS: dict[str, MethodSpec] = {
         MethodSpec(TERMINAL_OUTPUT, TerminalOutputParams, "notification"),
         MethodSpec(CHANGES, ChangesParams, "notification"),
         MethodSpec(AGENT_STATUS, AgentStatusParams, "notification"),
+        MethodSpec(ELICITATION, ElicitationParams, "request", ElicitationResult),
+        MethodSpec(ELICITATION_COMPLETE, ElicitationCompleteParams, "notification"),
     )
 }
 

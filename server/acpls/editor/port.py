@@ -81,7 +81,12 @@ class LspEditorPort:
         self._server.protocol.notify(method, params)
 
     async def request(self, method: str, params: Any, msg_id: str) -> Any:
-        future = self._server.protocol.send_request(method, params, msg_id=msg_id)
+        protocol = self._server.protocol
+        future = protocol.send_request(method, params, msg_id=msg_id)
+        if method.startswith("acpls/"):
+            # The answer as plain JSON: pygls would make it namedtuples and rename keys that are
+            # not Python names (a form field called "first-name" would be lost).
+            protocol._result_types[msg_id] = RawResult
         return await asyncio.wrap_future(future)
 
     def cancel_request(self, msg_id: str) -> None:
@@ -96,18 +101,25 @@ class LspEditorPort:
         )
 
     async def show_message_request(
-        self, level: int, message: str, actions: list[str]
+        self, level: int, message: str, actions: list[str], msg_id: str | None = None
     ) -> str | None:
-        result = await self._server.window_show_message_request_async(
-            types.ShowMessageRequestParams(
-                type=types.MessageType(level),
-                message=message,
-                actions=[types.MessageActionItem(title=a) for a in actions],
-            )
+        params = types.ShowMessageRequestParams(
+            type=types.MessageType(level),
+            message=message,
+            actions=[types.MessageActionItem(title=a) for a in actions],
         )
+        if msg_id is None:
+            result = await self._server.window_show_message_request_async(params)
+        else:
+            future = self._server.protocol.send_request(
+                types.WINDOW_SHOW_MESSAGE_REQUEST, params, msg_id=msg_id
+            )
+            result = await asyncio.wrap_future(future)
         return getattr(result, "title", None) if result is not None else None
 
-    async def show_document(self, uri: str, selection: dict[str, Any] | None) -> None:
+    async def show_document(
+        self, uri: str, selection: dict[str, Any] | None, *, take_focus: bool = False
+    ) -> None:
         if not uri.startswith("file:///"):
             logger.warning("refusing to show a non-file URI: %s", uri)
             return
@@ -118,10 +130,22 @@ class LspEditorPort:
             )
         try:
             await self._server.window_show_document_async(
-                types.ShowDocumentParams(uri=uri, take_focus=False, selection=rng)
+                types.ShowDocumentParams(uri=uri, take_focus=take_focus, selection=rng)
             )
         except Exception as exc:
             logger.debug("showDocument failed: %s", exc)
+
+    async def open_external(self, url: str) -> bool:
+        if not self.supports_show_document:
+            return False
+        try:
+            result = await self._server.window_show_document_async(
+                types.ShowDocumentParams(uri=url, external=True)
+            )
+        except Exception as exc:
+            logger.debug("showDocument (external) failed: %s", exc)
+            return False
+        return bool(getattr(result, "success", False))
 
     async def apply_edit(self, edit: dict[str, Any], label: str) -> tuple[bool, str | None]:
         uris = _edit_uris(edit)
@@ -185,6 +209,15 @@ class LspEditorPort:
 
             document = documents.get(unquote(uri))
         return document.source if document is not None else None
+
+
+@attrs.define
+class RawResult:
+    """A response whose result pygls keeps as the JSON it received."""
+
+    id: Any
+    jsonrpc: str
+    result: Any = None
 
 
 def _edit_uris(edit: dict[str, Any]) -> list[str]:
