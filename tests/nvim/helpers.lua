@@ -20,7 +20,12 @@ vim.ui.select = function(items, opts, on_choice)
 end
 
 vim.ui.input = function(opts, on_confirm)
-  table.insert(T.inputs, { prompt = opts and opts.prompt, on_confirm = on_confirm, answered = false })
+  table.insert(T.inputs, {
+    prompt = opts and opts.prompt,
+    default = opts and opts.default,
+    on_confirm = on_confirm,
+    answered = false,
+  })
 end
 
 local notify = vim.notify
@@ -65,10 +70,64 @@ function T.answer_label(i, prefix)
   error('no item ' .. prefix .. ' in ' .. vim.inspect(T.selects[i].labels))
 end
 
+--- The inputs not answered yet: `{index, prompt, default}`.
+function T.open_inputs()
+  local out = {}
+  for i, s in ipairs(T.inputs) do
+    if not s.answered then
+      table.insert(out, { index = i, prompt = s.prompt, default = s.default })
+    end
+  end
+  return out
+end
+
 function T.answer_input(i, text)
   local s = T.inputs[i]
   s.answered = true
   s.on_confirm(text)
+end
+
+--- Answer the agent's question being asked (acpls.question) from `content` (field -> value), one
+--- prompt at a time as a user would, then pick `final` ('Send' by default) at the confirm step.
+function T.fill_question(content, final)
+  local question = require('acpls.question')
+  for _ = 1, 500 do
+    local cur = question.current()
+    if not cur then
+      return true
+    end
+    if cur.kind == 'input' then
+      local inp = T.open_inputs()[1]
+      local v = content[cur.field]
+      T.answer_input(inp.index, v == nil and '' or tostring(v))
+    else
+      local open = T.open_selects()
+      local sel = open[#open]
+      local s = T.selects[sel.index]
+      if cur.kind == 'confirm' or cur.kind == 'url' then
+        T.answer_label(sel.index, final or (cur.kind == 'url' and 'Done' or 'Send'))
+        return true
+      end
+      local want, idx = content[cur.field], nil
+      for i, item in ipairs(s.items) do
+        if cur.kind == 'choice' and ((want == nil and item.skip) or (want ~= nil and item.value == want)) then
+          idx = i
+        elseif cur.kind == 'multi' and item.opt then
+          local on = vim.startswith(item.label, '[x]')
+          if on ~= vim.tbl_contains(want or {}, item.opt.value) then
+            idx = i
+          end
+        elseif cur.kind == 'multi' and item.done and not idx then
+          idx = i
+        end
+        if idx then
+          break
+        end
+      end
+      T.answer(sel.index, assert(idx, 'no item for ' .. tostring(cur.field)))
+    end
+  end
+  error('the question never finished')
 end
 
 --- Error notifications (what a user would see as red).

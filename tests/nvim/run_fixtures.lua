@@ -28,6 +28,18 @@ for _, path in ipairs(files) do
         T.answer_label(sel.index, 'Allow [')
         assert(coroutine.status(co) == 'dead', 'the request did not finish after the answer')
         report.results[name] = result
+      elseif msg.method == 'acpls/elicitation' then
+        local result
+        local co = coroutine.create(function()
+          result = handler(nil, msg.params, ctx)
+        end)
+        local ok, err = coroutine.resume(co)
+        assert(ok, err)
+        local answer_path = dir .. '/acpls_elicitation.result.json'
+        local answer = vim.json.decode(table.concat(vim.fn.readfile(answer_path), '\n'))
+        T.fill_question(answer.result.content)
+        assert(coroutine.status(co) == 'dead', 'the question did not finish after the answers')
+        report.results[name] = result
       else
         handler(nil, msg.params, ctx)
       end

@@ -39,6 +39,13 @@ def test_every_fixture_goes_through_the_handlers(plain_nvim):
         == report["expected"]["acpls_requestPermission.result.json"]
     )
 
+    # A question answered field by field gives the golden answer; a URL question "Done".
+    assert (
+        report["results"]["acpls_elicitation.json"]
+        == report["expected"]["acpls_elicitation.result.json"]
+    )
+    assert report["results"]["acpls_elicitation.url.json"] == {"action": "accept"}
+
     # What a user would see: the chat of session s1 with the updates rendered.
     chat = "\n".join(
         nvim.exec_lua("local c = require('acpls.chat').by_session('s1'); return T.lines(c.out_buf)")

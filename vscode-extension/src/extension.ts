@@ -11,6 +11,7 @@ import { FollowController } from "./follow";
 import { AgentPanel } from "./panel";
 import { SERVER_KEYS } from "./model/settings";
 import { PermissionController, VirtualDocuments } from "./permissions";
+import { QuestionController } from "./questions";
 import { ReviewController } from "./review";
 import { StatusController } from "./status";
 import { TerminalController } from "./terminals";
@@ -35,14 +36,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<Api> {
   const permissions = new PermissionController(client, docs);
   const review = new ReviewController(client, docs);
   const status = new StatusController(client);
-  const panel = new AgentPanel(context, client, terminals, docs, permissions);
+  const questions: QuestionController = new QuestionController(client, (): Promise<void> => panel.showQuestions());
+  const panel: AgentPanel = new AgentPanel(context, client, terminals, docs, permissions, questions);
   status.onDidChangeAgent((agent) => panel.setAgent(agent));
   permissions.onDidChangePending((waiting) => status.setPendingPermissions(waiting.length));
   panel.onBusyChange((busy) => {
     status.setBusy(busy);
     if (!busy) follow.turnEnded();
   });
-  context.subscriptions.push(log, client, docs, terminals, follow, permissions, review, status, panel);
+  context.subscriptions.push(log, client, docs, terminals, follow, permissions, questions, review, status, panel);
 
   const register = (id: string, run: (...args: unknown[]) => unknown): void => {
     context.subscriptions.push(vscode.commands.registerCommand(id, run));

@@ -7,10 +7,11 @@ import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
 import type { AcplsClient } from "./client";
 import { addLocalPrompt, addTurnEnd, ConversationStore } from "./model/conversation";
-import { type AgentInfo, type ContextChip, type HostToPanel, isPanelMessage, type PanelPrompt, type PanelToHost, type SessionChoice } from "./model/panelMessages";
+import { type AgentInfo, type ContextChip, type HostToPanel, isPanelMessage, type PanelPrompt, type PanelQuestion, type PanelToHost, type SessionChoice } from "./model/panelMessages";
 import { optionLabel, permissionMessage, previewFiles, toolCallDiffs } from "./model/permission";
 import { safeHref } from "./model/markdown";
 import { type PermissionController, type VirtualDocuments, type WaitingPrompt, showProposedDiffs } from "./permissions";
+import type { QuestionController, WaitingQuestion } from "./questions";
 import type { RequestPermissionParams, SessionUpdate, SessionUpdateParams } from "./protocol";
 import type { TerminalController } from "./terminals";
 import { restoreCheckpoint } from "./checkpoints";
@@ -38,9 +39,11 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
     private readonly terminals: TerminalController,
     private readonly docs: VirtualDocuments,
     private readonly permissions: PermissionController,
+    private readonly questions: QuestionController,
   ) {
     client.onNotification("acpls/sessionUpdate", (params) => this.onUpdate(params as SessionUpdateParams));
     permissions.onDidChangePending((waiting) => this.post({ type: "permissions", prompts: panelPrompts(waiting) }));
+    questions.onDidChangePending((waiting) => this.post({ type: "questions", questions: panelQuestions(waiting) }));
     // A stopped server takes its sessions with it: the next prompt starts a new one (the old
     // conversation stays in the session list, and the agent may still load it).
     this.disposables.push(
@@ -132,6 +135,7 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
     });
     this.post({ type: "context", chips: this.chips });
     this.post({ type: "permissions", prompts: panelPrompts(this.permissions.waitingPrompts()) });
+    this.post({ type: "questions", questions: panelQuestions(this.questions.waitingQuestions()) });
   }
 
   private onUpdate(params: SessionUpdateParams): void {
@@ -162,6 +166,12 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
   async reveal(): Promise<void> {
     await vscode.commands.executeCommand(`${AgentPanel.viewId}.focus`);
     this.post({ type: "focusPrompt" });
+  }
+
+  /** Shows the panel with the caret in the first waiting question. */
+  async showQuestions(): Promise<void> {
+    await vscode.commands.executeCommand(`${AgentPanel.viewId}.focus`);
+    this.post({ type: "focusQuestion" });
   }
 
   /** Attaches an editor selection as context for the next prompt. */
@@ -324,6 +334,14 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
       case "restoreCheckpoint":
         await this.restoreBefore(message.itemId);
         break;
+      case "answerQuestion":
+        if (!this.questions.answer(message.key, message.action, message.values)) {
+          this.post({ type: "error", message: "That question is no longer waiting." });
+        }
+        break;
+      case "openQuestionUrl":
+        await this.questions.openUrl(message.key);
+        break;
     }
   }
 
@@ -409,4 +427,14 @@ async function openLink(href: string): Promise<void> {
 
 function makeNonce(): string {
   return randomBytes(18).toString("base64url");
+}
+
+function panelQuestions(waiting: WaitingQuestion[]): PanelQuestion[] {
+  return waiting.map(({ key, params, fields }) => ({
+    key,
+    mode: params.mode,
+    message: params.message,
+    ...(params.url !== undefined ? { url: params.url } : {}),
+    fields,
+  }));
 }

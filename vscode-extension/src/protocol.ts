@@ -274,6 +274,30 @@ export const checkAgentStatusParams = object({
 export type AgentStatusParams = ReturnType<typeof checkAgentStatusParams>;
 export const AgentStatusNotification = new NotificationType<AgentStatusParams>("acpls/agentStatus");
 
+// 5.9 acpls/elicitation (a question from the agent) and 5.10 acpls/elicitationComplete
+
+export const checkElicitationParams = object({
+  mode: str,
+  message: str,
+  sessionId: optional(str),
+  elicitationId: optional(str),
+  requestedSchema: optional(anyObject),
+  fieldOrder: optional(arrayOf(str)),
+  url: optional(str),
+  requestId: optional(str),
+});
+export type ElicitationParams = ReturnType<typeof checkElicitationParams>;
+export type ElicitationAction = "accept" | "decline" | "cancel";
+export type ElicitationResult = { action: ElicitationAction; content?: JsonObject } | null;
+export const ElicitationRequest = new RequestType<ElicitationParams, ElicitationResult, void>("acpls/elicitation");
+
+export const checkElicitationCompleteParams = object({ elicitationId: str, sessionId: optional(str) });
+export type ElicitationCompleteParams = ReturnType<typeof checkElicitationCompleteParams>;
+export const ElicitationCompleteNotification = new NotificationType<ElicitationCompleteParams>("acpls/elicitationComplete");
+
+export const checkElicitationResult: Check<ElicitationResult> = (value, path) =>
+  nullable(object({ action: str, content: optional(anyObject) }))(value, path) as ElicitationResult;
+
 // ---------------------------------------------------------------------------------------------------
 // Every server-to-editor message, with its check: the fixtures test walks this table.
 
@@ -286,6 +310,8 @@ export const SERVER_MESSAGES = {
   "acpls/terminalOutput": checkTerminalOutputParams,
   "acpls/changes": checkChangesParams,
   "acpls/agentStatus": checkAgentStatusParams,
+  "acpls/elicitation": checkElicitationParams,
+  "acpls/elicitationComplete": checkElicitationCompleteParams,
 } as const satisfies Record<string, Check<unknown>>;
 export type ServerMethod = keyof typeof SERVER_MESSAGES;
 

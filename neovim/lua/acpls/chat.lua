@@ -861,6 +861,7 @@ end
 
 function M.on_client_exit(client_id, code, signal)
   require('acpls.permission').drop_client(client_id)
+  require('acpls.question').drop_client(client_id)
   for _, chat in ipairs(chats) do
     if chat.client_id == client_id then
       if chat.session_id then

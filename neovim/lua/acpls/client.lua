@@ -16,6 +16,10 @@ M.handlers = {
   ['acpls/terminalOutput'] = { 'acpls.terminals', 'on_output' },
   ['acpls/changes'] = { 'acpls.review', 'on_changes' },
   ['acpls/agentStatus'] = { 'acpls.client', 'on_agent_status' },
+  ['acpls/elicitation'] = { 'acpls.question', 'on_request', request = true },
+  ['acpls/elicitationComplete'] = { 'acpls.question', 'on_complete' },
+  -- LSP's own: acpls withdraws a question it asked (a cancelled turn, the agent withdrew it).
+  ['$/cancelRequest'] = { 'acpls.question', 'on_cancel_request' },
 }
 
 ---@type table<integer, table> agent status per client id

@@ -156,16 +156,19 @@ class Questions:
     async def _ask_custom(self, pending: OpenQuestion) -> dict[str, Any]:
         question = pending.question
         message, schema = question.message, question.schema
+        form = question.mode == "form"
         for _ in range(MAX_ATTEMPTS):
+            pending.editor_msg_id = f"acpls-question-{uuid.uuid4().hex[:12]}"
             params = msg.ElicitationParams(
                 mode=question.mode,
                 message=message,
                 sessionId=question.session_id,
                 elicitationId=question.elicitation_id,
-                requestedSchema=schema if question.mode == "form" else None,
+                requestedSchema=schema if form else None,
+                fieldOrder=list(q.properties(schema)) if form else None,
                 url=question.url,
+                requestId=pending.editor_msg_id,
             )
-            pending.editor_msg_id = f"acpls-question-{uuid.uuid4().hex[:12]}"
             result = await self.hub.editor.request(msg.ELICITATION, params, pending.editor_msg_id)
             pending.editor_msg_id = None
             action, content = _editor_answer(result)

@@ -106,7 +106,9 @@ class ElicitationParams:
     sessionId: str | None = None
     elicitationId: str | None = None
     requestedSchema: dict[str, Any] | None = None
+    fieldOrder: list[str] | None = None
     url: str | None = None
+    requestId: str | None = None
 
 
 @attrs.define(kw_only=True)

@@ -4,6 +4,7 @@
 
 import type { SessionUpdate } from "../protocol";
 import type { SessionView } from "./conversation";
+import type { FieldValues, FormField } from "./question";
 
 export type SessionChoice = { sessionId: string; title?: string; active?: boolean };
 
@@ -20,6 +21,9 @@ export type PanelPrompt = {
   options: { optionId: string; label: string; kind: string }[];
 };
 
+/** A question from the agent the panel shows as a form (or, for a URL, a page to open). */
+export type PanelQuestion = { key: string; mode: string; message: string; url?: string; fields: FormField[] };
+
 export type HostToPanel =
   | { type: "snapshot"; session: SessionView | undefined; sessions: SessionChoice[]; busy: boolean; agent: AgentInfo | undefined; history: string[] }
   | { type: "updates"; sessionId: string; updates: SessionUpdate[] }
@@ -30,6 +34,8 @@ export type HostToPanel =
   | { type: "agent"; agent: AgentInfo }
   | { type: "context"; chips: ContextChip[] }
   | { type: "permissions"; prompts: PanelPrompt[] }
+  | { type: "questions"; questions: PanelQuestion[] }
+  | { type: "focusQuestion" }
   | { type: "focusPrompt"; text?: string }
   | { type: "error"; message: string };
 
@@ -48,7 +54,9 @@ export type PanelToHost =
   | { type: "openTerminal"; terminalId: string }
   | { type: "openLink"; href: string }
   | { type: "answerPermission"; key: string; optionId: string }
-  | { type: "restoreCheckpoint"; itemId: string };
+  | { type: "restoreCheckpoint"; itemId: string }
+  | { type: "answerQuestion"; key: string; action: "accept" | "decline" | "cancel"; values?: FieldValues }
+  | { type: "openQuestionUrl"; key: string };
 
 /** A webview message is untrusted input: only known types with the right fields pass. */
 export function isPanelMessage(value: unknown): value is PanelToHost {
@@ -82,7 +90,22 @@ export function isPanelMessage(value: unknown): value is PanelToHost {
       return typeof m.key === "string" && typeof m.optionId === "string";
     case "restoreCheckpoint":
       return typeof m.itemId === "string";
+    case "answerQuestion":
+      return (
+        typeof m.key === "string" &&
+        (m.action === "accept" || m.action === "decline" || m.action === "cancel") &&
+        (m.values === undefined || isFieldValues(m.values))
+      );
+    case "openQuestionUrl":
+      return typeof m.key === "string";
     default:
       return false;
   }
+}
+
+function isFieldValues(value: unknown): value is FieldValues {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  return Object.values(value).every(
+    (v) => v === undefined || typeof v === "string" || typeof v === "boolean" || (Array.isArray(v) && v.every((x) => typeof x === "string")),
+  );
 }

@@ -19,7 +19,8 @@ import {
 } from "../model/conversation";
 import { PromptHistory } from "../model/history";
 import { renderInline, renderMarkdown } from "../model/markdown";
-import type { AgentInfo, ContextChip, HostToPanel, PanelPrompt, PanelToHost, SessionChoice } from "../model/panelMessages";
+import type { AgentInfo, ContextChip, HostToPanel, PanelPrompt, PanelQuestion, PanelToHost, SessionChoice } from "../model/panelMessages";
+import type { FieldValues, FormField } from "../model/question";
 import { lineStats } from "../model/permission";
 import { acceptSlash, completeSlash, slashQuery } from "../model/slash";
 import type { AvailableCommand, ConfigOption, ConfigSelectGroup, ConfigSelectOption } from "../protocol";
@@ -83,6 +84,10 @@ const promptsBox = el("div", "permission-prompts");
 promptsBox.setAttribute("role", "region");
 promptsBox.setAttribute("aria-label", "Permission prompts");
 promptsBox.hidden = true;
+const questionsBox = el("div", "questions");
+questionsBox.setAttribute("role", "region");
+questionsBox.setAttribute("aria-label", "Questions from the agent");
+questionsBox.hidden = true;
 const errorBar = el("div", "error-bar");
 errorBar.hidden = true;
 const footer = el("div", "composer");
@@ -102,7 +107,7 @@ cancelButton.hidden = true;
 const actions = el("div", "actions");
 actions.append(cancelButton, sendButton);
 footer.append(chipsBox, completions, prompt, actions);
-app.append(toolbar, pickers, planBox, log, emptyHint, promptsBox, errorBar, footer);
+app.append(toolbar, pickers, planBox, log, emptyHint, promptsBox, questionsBox, errorBar, footer);
 
 // ---------------------------------------------------------------------------------------------------
 // State
@@ -579,6 +584,131 @@ function renderPrompts(prompts: PanelPrompt[]): void {
   if (stick) log.scrollTop = log.scrollHeight;
 }
 
+/** The agent's waiting questions as forms: every control reachable with Tab, Enter sends, Escape
+ * cancels. acpls checks the answer and asks again (with the problems) when it does not fit. */
+function renderQuestions(questions: PanelQuestion[]): void {
+  const stick = atBottom();
+  const keep = new Map([...questionsBox.querySelectorAll<HTMLFormElement>("form.question")].map((f) => [f.dataset.key ?? "", f]));
+  questionsBox.replaceChildren(...questions.map((q) => keep.get(q.key) ?? questionForm(q)));
+  questionsBox.hidden = questions.length === 0;
+  if (stick) log.scrollTop = log.scrollHeight;
+}
+
+function questionForm(q: PanelQuestion): HTMLFormElement {
+  const form = el("form", "question");
+  form.dataset.key = q.key;
+  form.noValidate = true;
+  form.setAttribute("aria-label", "Question from the agent");
+  const head = el("div", "question-message");
+  const text = el("span");
+  text.innerHTML = renderInline(q.message).replace(/\n/g, "<br>"); // escaped by the renderer
+  head.append(icon("question"), text);
+  form.append(head);
+  const answer = (action: "accept" | "decline" | "cancel", values?: FieldValues): void =>
+    send({ type: "answerQuestion", key: q.key, action, ...(values !== undefined ? { values } : {}) });
+  const buttons = el("div", "question-buttons");
+  const button = (label: string, cls: string, onClick?: () => void): HTMLButtonElement => {
+    const b = el("button", `text-button ${cls}`, label);
+    b.type = onClick === undefined ? "submit" : "button";
+    if (onClick !== undefined) b.addEventListener("click", onClick);
+    return b;
+  };
+  if (q.mode === "url") {
+    const url = el("div", "question-url", q.url ?? "");
+    form.append(url);
+    buttons.append(
+      button("Open page", "primary", () => send({ type: "openQuestionUrl", key: q.key })),
+      button("Done", "primary", () => answer("accept")),
+      button("Decline", "secondary", () => answer("decline")),
+      button("Cancel", "secondary", () => answer("cancel")),
+    );
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      answer("accept");
+    });
+  } else {
+    const readers = q.fields.map((field, index) => {
+      const { row, read } = fieldRow(q.key, field, index);
+      form.append(row);
+      return [field.name, read] as const;
+    });
+    buttons.append(
+      button("Send", "primary"),
+      button("Decline", "secondary", () => answer("decline")),
+      button("Cancel", "secondary", () => answer("cancel")),
+    );
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const values: FieldValues = {};
+      for (const [name, read] of readers) values[name] = read();
+      answer("accept", values);
+    });
+  }
+  form.addEventListener("keydown", (event) => {
+    if (event.key === "Escape") {
+      event.preventDefault();
+      answer("cancel");
+    }
+  });
+  form.append(buttons);
+  return form;
+}
+
+function fieldRow(key: string, field: FormField, index: number): { row: HTMLElement; read: () => string | boolean | string[] | undefined } {
+  const id = `${key}-f${index}`;
+  const row = el("div", "question-field");
+  const label = el("label", undefined, field.label + (field.required ? " *" : ""));
+  label.htmlFor = id;
+  const notes = [field.description, field.hint].filter((t): t is string => t !== undefined && t !== "").join(" · ");
+  const help = el("div", "question-help", notes);
+  help.id = `${id}-help`;
+  if (field.kind === "boolean") {
+    const box = el("input");
+    box.type = "checkbox";
+    box.id = id;
+    box.checked = field.default === true;
+    box.setAttribute("aria-describedby", help.id);
+    row.append(box, label, help);
+    return { row, read: () => box.checked };
+  }
+  if (field.kind === "multi") {
+    const set = el("fieldset", "question-multi");
+    set.id = id;
+    set.append(el("legend", undefined, field.label + (field.required ? " *" : "")));
+    const chosen = Array.isArray(field.default) ? field.default : [];
+    const boxes = field.options.map((option, i) => {
+      const box = el("input");
+      box.type = "checkbox";
+      box.id = `${id}-o${i}`;
+      box.value = option.value;
+      box.checked = chosen.includes(option.value);
+      const l = el("label", undefined, option.title);
+      l.htmlFor = box.id;
+      set.append(box, l);
+      return box;
+    });
+    row.append(set, help);
+    return { row, read: () => boxes.filter((b) => b.checked).map((b) => b.value) };
+  }
+  if (field.kind === "choice") {
+    const select = el("select");
+    select.id = id;
+    select.setAttribute("aria-describedby", help.id);
+    if (!field.required || field.default === undefined) select.append(new Option(field.required ? "Choose…" : "—", ""));
+    for (const option of field.options) select.append(new Option(option.title, option.value, false, option.value === field.default));
+    row.append(label, select, help);
+    return { row, read: () => (select.value === "" ? undefined : select.value) };
+  }
+  const input = el("input");
+  input.type = "text";
+  input.id = id;
+  input.value = field.default !== undefined ? String(field.default) : "";
+  if (field.kind === "number" || field.kind === "integer") input.inputMode = field.kind === "integer" ? "numeric" : "decimal";
+  input.setAttribute("aria-describedby", help.id);
+  row.append(label, input, help);
+  return { row, read: () => input.value };
+}
+
 function setBusy(value: boolean): void {
   busy = value;
   cancelButton.hidden = !busy;
@@ -645,6 +775,12 @@ window.addEventListener("message", (event: MessageEvent<HostToPanel>) => {
       break;
     case "permissions":
       renderPrompts(message.prompts);
+      break;
+    case "questions":
+      renderQuestions(message.questions);
+      break;
+    case "focusQuestion":
+      questionsBox.querySelector<HTMLElement>("form.question input, form.question select, form.question button")?.focus();
       break;
     case "focusPrompt":
       if (message.text !== undefined) prompt.value = message.text;

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import {
+  checkElicitationResult,
   checkRequestPermissionResult,
   isServerMethod,
   KNOWN_UPDATE_KINDS,
@@ -43,8 +44,9 @@ describe("golden fixtures (editors/fixtures)", () => {
         assertKeeps(f.params, parsed);
       } else {
         assert.ok("result" in f, "a fixture is a message or a result");
-        assert.ok(f.file.startsWith("acpls_requestPermission."), "only acpls/requestPermission has a result");
-        const result = checkRequestPermissionResult(f.result, "result");
+        const question = f.file.startsWith("acpls_elicitation.");
+        assert.ok(question || f.file.startsWith("acpls_requestPermission."), "only the two requests have results");
+        const result = question ? checkElicitationResult(f.result, "result") : checkRequestPermissionResult(f.result, "result");
         assertKeeps(f.result, result, "result");
       }
     });
