@@ -393,3 +393,28 @@ async def test_generic_cancel_withdraws_the_message_request(client, workspace, t
     await command(client, "acpls.cancel", {})
     await asyncio.wait_for(prompt, 20)
     assert answers(log, 1) == [{"action": "cancel"}]
+
+
+async def test_agent_exit_withdraws_the_question(client, workspace: Path, tmp_path: Path):
+    log = tmp_path / "agent.jsonl"
+    asked_event = asyncio.Event()
+
+    async def never(params: Any) -> Any:
+        asked_event.set()
+        await asyncio.Event().wait()
+
+    ask_with(client, never)
+    params = {"sessionId": "$sessionId", "mode": "form", "message": "?", "requestedSchema": FORM}
+    script = {
+        "protocol": 1,
+        "on_prompt": [
+            {"request": "elicitation/create", "params": params, "wait": False},
+            {"sleep": 1},
+            {"crash": 1},
+        ],
+    }
+    await start(client, workspace, scripted(script, log))
+    with pytest.raises(Exception, match=r"stopped|exited"):
+        await command(client, "acpls.prompt", {"text": "ask me"})
+    assert asked_event.is_set()
+    await until(lambda: client.questions_cancelled)  # the editor's request was withdrawn
