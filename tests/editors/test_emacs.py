@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -137,7 +138,10 @@ def test_prompt_permission_follow_and_transcript(
     assert text.count("**You:** Fix the failing test") == 1
     assert "Let me look at the project first." in text
     assert "I applied the edit to calc.py, and the checks pass." in text
-    assert text.rstrip().endswith("*turn ended: end_turn*")
+    # The turn-end line, with the demo's context meter.
+    assert re.search(
+        r"\*turn ended: end_turn · context [\d,]+/[\d,]+ \(\d+%\)[^*]*\*$", text.rstrip()
+    )
     assert any("acpls: demo finished (end_turn)" in m for m in report["messages"])
 
     # The edit landed on disk and in the buffer (v1: applyEdit then saved; v2: reverted).
@@ -168,7 +172,10 @@ def test_code_action_asks_about_the_selection(tmp_path: Path, demo_workspace: Pa
     assert run.report["result"]["stopReason"] == "end_turn", run.report
     text = run.transcript()
     assert "**You:** Explain this code." in text
-    assert text.rstrip().endswith("*turn ended: end_turn*")
+    # The turn-end line, with the demo's context meter.
+    assert re.search(
+        r"\*turn ended: end_turn · context [\d,]+/[\d,]+ \(\d+%\)[^*]*\*$", text.rstrip()
+    )
 
 
 def test_code_action_on_an_agent_comment(tmp_path: Path, demo_workspace: Path):

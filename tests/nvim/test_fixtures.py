@@ -58,7 +58,7 @@ def test_every_fixture_goes_through_the_handlers(plain_nvim):
         "[_acme_chart]",  # unknown content item shown generically
         "_update: _acme_progress_",  # unknown update type
         "mode: Code",  # modes
-        "context 1200/200000 · 0.01 USD",  # usage
+        "context 1200/200000 (1%) · 0.01 USD",  # usage
     ):
         assert expected in chat, expected
     # Terminal t1: the reset threw the earlier output away.

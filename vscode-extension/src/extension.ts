@@ -39,6 +39,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Api> {
   const questions: QuestionController = new QuestionController(client, (): Promise<void> => panel.showQuestions());
   const panel: AgentPanel = new AgentPanel(context, client, terminals, docs, permissions, questions);
   status.onDidChangeAgent((agent) => panel.setAgent(agent));
+  panel.onUsage((text) => status.setUsage(text));
   permissions.onDidChangePending((waiting) => status.setPendingPermissions(waiting.length));
   panel.onBusyChange((busy) => {
     status.setBusy(busy);

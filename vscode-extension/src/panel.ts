@@ -12,6 +12,7 @@ import { optionLabel, permissionMessage, previewFiles, toolCallDiffs } from "./m
 import { safeHref } from "./model/markdown";
 import { type PermissionController, type VirtualDocuments, type WaitingPrompt, showProposedDiffs } from "./permissions";
 import type { QuestionController, WaitingQuestion } from "./questions";
+import { UsageWarnings, usageText } from "./model/usage";
 import type { RequestPermissionParams, SessionUpdate, SessionUpdateParams } from "./protocol";
 import type { TerminalController } from "./terminals";
 import { restoreCheckpoint } from "./checkpoints";
@@ -31,6 +32,8 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
   private chips: ContextChip[] = [];
   private agent: AgentInfo | undefined;
   private readonly busyListeners: ((busy: boolean) => void)[] = [];
+  private readonly usageListeners: ((text: string | undefined) => void)[] = [];
+  private readonly usageWarnings = new UsageWarnings();
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
@@ -141,6 +144,7 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
   private onUpdate(params: SessionUpdateParams): void {
     const isNew = !this.store.sessions.has(params.sessionId);
     this.store.apply(params.sessionId, params.update);
+    if (params.update.sessionUpdate === "usage") this.usageChanged(params.sessionId);
     if (isNew) this.post({ type: "sessions", sessions: this.sessionChoices(), current: this.store.current });
     if (params.sessionId !== this.store.current) return;
     if (this.outbox !== undefined && this.outbox.sessionId !== params.sessionId) this.flush();
@@ -155,6 +159,19 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
     const outbox = this.outbox;
     this.outbox = undefined;
     if (outbox !== undefined && outbox.updates.length > 0) this.post({ type: "updates", ...outbox });
+  }
+
+  /** Called with the shown session's context meter text whenever it changes. */
+  onUsage(listener: (text: string | undefined) => void): void {
+    this.usageListeners.push(listener);
+  }
+
+  private usageChanged(sessionId: string): void {
+    const usage = this.store.sessions.get(sessionId)?.usage;
+    if (usage !== undefined && this.usageWarnings.crossed(sessionId, usage)) {
+      void vscode.window.showWarningMessage(`acpls: the agent's context is nearly full (${usageText(usage) ?? ""})`);
+    }
+    if (sessionId === this.store.current) for (const listener of this.usageListeners) listener(usageText(usage));
   }
 
   setAgent(agent: AgentInfo): void {

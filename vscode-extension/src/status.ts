@@ -17,6 +17,7 @@ export class StatusController implements vscode.Disposable {
   private agent: AgentStatusParams | undefined;
   private busy = false;
   private pendingPermissions = 0;
+  private usage: string | undefined;
   private readonly changed = new vscode.EventEmitter<AgentInfo>();
   readonly onDidChangeAgent = this.changed.event;
   private readonly disposables: vscode.Disposable[] = [];
@@ -41,6 +42,12 @@ export class StatusController implements vscode.Disposable {
     this.render();
   }
 
+  /** The shown session's context meter (`context 1,200/200,000 (1%) · …`), or undefined. */
+  setUsage(text: string | undefined): void {
+    this.usage = text;
+    this.render();
+  }
+
   setBusy(busy: boolean): void {
     this.busy = busy;
     this.render();
@@ -58,12 +65,14 @@ export class StatusController implements vscode.Disposable {
     }
     const state = this.agent?.state ?? "not started";
     const icon = this.busy ? "$(loading~spin)" : state === "failed" || state === "exited" ? "$(error)" : "$(hubot)";
-    this.item.text = `${icon} ${name}${this.pendingPermissions > 0 ? ` $(bell-dot) ${this.pendingPermissions}` : ""}`;
+    const percent = this.usage?.match(/\((\d+%)\)/)?.[1];
+    this.item.text = `${icon} ${name}${percent !== undefined ? ` $(dashboard) ${percent}` : ""}${this.pendingPermissions > 0 ? ` $(bell-dot) ${this.pendingPermissions}` : ""}`;
     const tooltip = new vscode.MarkdownString(undefined, true);
     tooltip.appendMarkdown(`**acpls** · agent \`${name}\`: ${state}`);
     if (this.agent?.protocolVersion !== undefined) tooltip.appendMarkdown(` · ACP v${this.agent.protocolVersion}`);
     if (this.agent?.message !== undefined) tooltip.appendMarkdown(`\n\n${this.agent.message.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, "\\$&")}`);
     this.item.tooltip = tooltip;
+    if (this.usage !== undefined) tooltip.appendMarkdown(`\n\n${this.usage}`);
     if (this.pendingPermissions > 0) tooltip.appendMarkdown(`\n\n${this.pendingPermissions} permission prompt(s) waiting for you`);
     this.item.backgroundColor =
       state === "failed"

@@ -814,10 +814,36 @@ end
 -- Server messages
 
 --- `acpls/sessionUpdate`
+--- Warn once when a session's context window gets nearly full (again after it drops, as after a
+--- compaction).
+local function check_usage(chat, update)
+  local chatview = require('acpls.chatview')
+  local share = chatview.usage_fraction(update)
+  if not share then
+    return
+  end
+  if share < chatview.WARN_AT then
+    chat.usage_warned = false
+  elseif not chat.usage_warned then
+    chat.usage_warned = true
+    vim.notify("acpls: the agent's context is nearly full (" .. chatview.usage_text(update) .. ')', vim.log.levels.WARN)
+  end
+end
+
+--- The current chat's context meter (`ctx 42%`), or nil.
+function M.usage_status()
+  local chat = M.current()
+  local share = chat and require('acpls.chatview').usage_fraction(chat.view.session.usage)
+  return share and ('ctx %d%%'):format(math.floor(share * 100 + 0.5)) or nil
+end
+
 function M.on_session_update(params, ctx)
   local sid = params.sessionId
   local chat = by_session[sid]
   if chat then
+    if type(params.update) == 'table' and params.update.sessionUpdate == 'usage' then
+      check_usage(chat, params.update)
+    end
     chat:apply(params.update)
     return
   end

@@ -181,12 +181,9 @@ function View:render_header()
   if s.state then
     table.insert(parts, tostring(s.state))
   end
-  if s.usage and type(s.usage.used) == 'number' and type(s.usage.size) == 'number' then
-    table.insert(parts, ('context %d/%d'):format(s.usage.used, s.usage.size))
-    local cost = s.usage.cost
-    if type(cost) == 'table' and type(cost.amount) == 'number' then
-      table.insert(parts, ('%.2f %s'):format(cost.amount, tostring(cost.currency or '')))
-    end
+  local meter = M.usage_text(s.usage)
+  if meter then
+    table.insert(parts, meter)
   end
   if s.followPaused then
     table.insert(parts, 'follow paused')
@@ -627,6 +624,31 @@ function M.apply_edits(lines, edits)
     end
   end
   return lines
+end
+
+-- How full the context window is when the user is warned (once per session), as in acpls.
+M.WARN_AT = 0.8
+
+--- The share of the context window in use (0..1), or nil without usable counts.
+function M.usage_fraction(usage)
+  if type(usage) ~= 'table' or type(usage.used) ~= 'number' or type(usage.size) ~= 'number' or usage.size <= 0 then
+    return nil
+  end
+  return math.max(0, usage.used / usage.size)
+end
+
+--- `context 1200/200000 (1%) · 0.01 USD`, or nil.
+function M.usage_text(usage)
+  local share = M.usage_fraction(usage)
+  if not share then
+    return nil
+  end
+  local text = ('context %d/%d (%d%%)'):format(usage.used, usage.size, math.floor(share * 100 + 0.5))
+  local cost = usage.cost
+  if type(cost) == 'table' and type(cost.amount) == 'number' then
+    text = text .. (' · %.2f %s'):format(cost.amount, tostring(cost.currency or ''))
+  end
+  return text
 end
 
 return M

@@ -47,6 +47,10 @@ function M.statusline()
   elseif follow.enabled == false then
     table.insert(parts, 'follow off')
   end
+  local meter = require('acpls.chat').usage_status()
+  if meter then
+    table.insert(parts, meter)
+  end
   local waiting = #require('acpls.permission').pending()
   if waiting > 0 then
     table.insert(parts, waiting .. ' waiting')

@@ -11,6 +11,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
+from acpls.core import ports
 from acpls.core.pump import UpdateQueue
 from acpls.editor import messages as msg
 from acpls.services.transcript import Transcript
@@ -174,7 +175,9 @@ class UpdateRouter:
             session.queue.add(update)
         transcript = self._transcripts.get(session.id)
         if transcript is not None:
-            transcript.add_update(update)
+            warning = transcript.add_update(update)
+            if warning is not None and not self.hub.editor.custom_mode:
+                self.hub.editor.show_message(ports.MESSAGE_WARNING, f"acpls: {warning}")
 
     def _state_changed(self, session: Session, update: dict[str, Any]) -> None:
         turn = session.turn

@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from acpls.translate import usage
+
 logger = logging.getLogger(__name__)
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
@@ -39,6 +41,8 @@ class Transcript:
         self._role: str | None = None
         self._tool_status: dict[str, str] = {}
         self._terminal_bytes: dict[str, int] = {}
+        self._usage: str | None = None
+        self._usage_warning = usage.WarnOnce()
 
     @classmethod
     def create(cls, state_dir: Path, session_id: str, agent: str) -> Transcript:
@@ -64,17 +68,18 @@ class Transcript:
         self._append(text)
         self._role = None
 
-    def add_update(self, update: dict[str, Any]) -> None:
+    def add_update(self, update: dict[str, Any]) -> str | None:
+        """Write the update; returns a warning for the user when the context gets nearly full."""
         kind = update.get("sessionUpdate")
         if kind == "message_chunk":
             content = update.get("content")
             if update.get("role") == "user":
-                return  # the prompt is written by user_prompt
+                return None  # the prompt is written by user_prompt
             self._block(str(update.get("role", "agent")))
             self._append(_content_text(content))
         elif kind == "message":
             if update.get("role") == "user":
-                return  # the prompt is written by user_prompt
+                return None  # the prompt is written by user_prompt
             self._block(str(update.get("role", "agent")))
             self._append("".join(_content_text(c) for c in update.get("content") or []))
         elif kind == "tool_call":
@@ -88,9 +93,17 @@ class Transcript:
             ]
             self._role = None
             self._append("\n\n**Plan:**\n" + "\n".join(lines))
+        elif kind == "usage":
+            self._usage = usage.describe(update) or self._usage
+            if self._usage is not None and self._usage_warning.crossed(update):
+                warning = f"the agent's context is nearly full ({self._usage})"
+                self._role = None
+                self._append(f"\n\n> warning: {warning}")
+                return warning
         elif kind == "notice":
             self._role = None
             self._append(f"\n\n> {update.get('severity', 'info')}: {update.get('title', '')}")
+        return None
 
     def _tool_call(self, call: dict[str, Any]) -> None:
         call_id = str(call.get("toolCallId", ""))
@@ -116,7 +129,8 @@ class Transcript:
 
     def turn_ended(self, stop_reason: str) -> None:
         self._role = None
-        self._append(f"\n\n---\n*turn ended: {stop_reason}*\n")
+        meter = f" · {self._usage}" if self._usage else ""
+        self._append(f"\n\n---\n*turn ended: {stop_reason}{meter}*\n")
         self.flush()
 
     def flush(self) -> None:

@@ -21,6 +21,7 @@ import { PromptHistory } from "../model/history";
 import { renderInline, renderMarkdown } from "../model/markdown";
 import type { AgentInfo, ContextChip, HostToPanel, PanelPrompt, PanelQuestion, PanelToHost, SessionChoice } from "../model/panelMessages";
 import type { FieldValues, FormField } from "../model/question";
+import { usageFraction, usageText, WARN_AT } from "../model/usage";
 import { lineStats } from "../model/permission";
 import { acceptSlash, completeSlash, slashQuery } from "../model/slash";
 import type { AvailableCommand, ConfigOption, ConfigSelectGroup, ConfigSelectOption } from "../protocol";
@@ -376,8 +377,14 @@ function renderHeader(): void {
   const turn = busy ? "working" : (session?.state ?? "idle");
   stateBadge.replaceChildren(el("span", `dot ${turn}`), el("span", undefined, agent === undefined ? turn : `${agent.label} · ${agent.state === "running" ? turn : agent.state}`));
   stateBadge.title = agent?.message ?? "";
-  if (session?.usage !== undefined && session.usage.size > 0) {
-    stateBadge.title = `${stateBadge.title} context ${Math.round((100 * session.usage.used) / session.usage.size)}% used`.trim();
+  const meter = usageText(session?.usage);
+  const share = usageFraction(session?.usage);
+  if (meter !== undefined && share !== undefined) {
+    const gauge = el("span", `usage${share >= WARN_AT ? " near-limit" : ""}`, `${Math.round(share * 100)}%`);
+    gauge.title = meter;
+    gauge.setAttribute("aria-label", meter);
+    stateBadge.append(gauge);
+    stateBadge.title = `${stateBadge.title} ${meter}`.trim();
   }
 }
 

@@ -2,7 +2,7 @@
 // asks a form with every field type (editors/fixtures/acpls_elicitation.json). The notification's
 // "Answer…" opens the form in the agent panel, which is then filled with the keyboard only; a misfit
 // comes back with the problems and the values kept; the fixed answer reaches the agent unchanged;
-// Escape cancels the next question. Screenshots go to test-artifacts/vscode/ (prefixed "question").
+// Escape cancels the next question; the turn's usage shows as the context meter. Screenshots go to test-artifacts/vscode/ (prefixed "question").
 
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
@@ -168,6 +168,17 @@ describe("questions from the agent in VS Code", { timeout: 240_000 }, () => {
     await panel.locator(".message.agent", { hasText: "Question answer: accept" }).waitFor({ timeout: 30_000 });
     assert.equal(await panel.locator("form.question").count(), 0);
     await vscode.screenshot("question-answered");
+  });
+
+  step("the context meter: panel header, status item, and a warning near the limit", async () => {
+    const page = vscode.page;
+    // The script's turn ends with usage_update 850/1000 tokens.
+    const gauge = panel.locator(".usage.near-limit", { hasText: "85%" });
+    await gauge.waitFor({ timeout: 30_000 });
+    assert.equal(await gauge.getAttribute("aria-label"), "context 850/1,000 (85%) · 0.25 USD");
+    await page.locator(".statusbar-item", { hasText: "85%" }).first().waitFor({ timeout: 10_000 });
+    await page.locator(".notification-toast", { hasText: "context is nearly full" }).first().waitFor({ timeout: 10_000 });
+    await vscode.screenshot("usage-meter");
   });
 
   step("Escape in the form cancels the question", async () => {

@@ -1,0 +1,49 @@
+"""translate/usage.py and the generic-mode transcript: the context meter's words and its warning."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from acpls.services.transcript import Transcript
+from acpls.translate import usage
+
+
+def update(used: int, size: int = 1000, cost: dict | None = None) -> dict:
+    body = {"sessionUpdate": "usage", "used": used, "size": size}
+    if cost is not None:
+        body["cost"] = cost
+    return body
+
+
+def test_describe() -> None:
+    assert usage.describe(update(1200, 200000, {"amount": 0.01, "currency": "USD"})) == (
+        "context 1,200/200,000 (1%) · 0.01 USD"
+    )
+    assert usage.describe(update(500)) == "context 500/1,000 (50%)"
+    assert usage.describe({"used": 1, "size": 0}) is None
+    assert usage.describe({"used": True, "size": 10}) is None
+
+
+def test_warns_once_until_it_drops_again() -> None:
+    meter = usage.WarnOnce()
+    assert [meter.crossed(update(u)) for u in (500, 799, 800, 900, 990)] == [
+        False,
+        False,
+        True,
+        False,
+        False,
+    ]
+    assert meter.crossed(update(100)) is False  # compacted
+    assert meter.crossed(update(850)) is True
+
+
+def test_transcript_shows_the_meter_at_turn_end_and_warns(tmp_path: Path) -> None:
+    transcript = Transcript.create(tmp_path, "s1", "demo")
+    assert transcript.add_update(update(300)) is None
+    warning = transcript.add_update(update(850))
+    assert warning == "the agent's context is nearly full (context 850/1,000 (85%))"
+    assert transcript.add_update(update(860)) is None
+    transcript.turn_ended("end_turn")
+    text = transcript.path.read_text(encoding="utf-8")
+    assert "> warning: the agent's context is nearly full (context 850/1,000 (85%))" in text
+    assert "*turn ended: end_turn · context 860/1,000 (86%)*" in text
