@@ -48,3 +48,20 @@ async def test_custom_mode_gets_usage_updates(client, workspace, tmp_path):
     ]
     assert usages and usages[-1]["used"] == 870 and usages[-1]["size"] == 1000
     assert not [m for m in client.messages if m.type == types.MessageType.Warning]
+
+
+async def test_end_of_turn_tokens_in_the_result_and_the_transcript(client, workspace, tmp_path):
+    log = tmp_path / "agent.jsonl"
+    counts = {"totalTokens": 1234, "inputTokens": 1000, "outputTokens": 234}
+    script = {
+        "protocol": 1,
+        "on_prompt": [{"respond": {"stopReason": "end_turn", "usage": counts}}],
+    }
+    await start(client, workspace, scripted(script, log), custom=False)
+    result = await command(client, "acpls.prompt", {"text": "go"})
+    assert result["usage"] == counts
+    transcript = next(
+        Path(d.uri.removeprefix("file://")) for d in client.shown_documents if d.uri.endswith(".md")
+    )
+    text = transcript.read_text(encoding="utf-8")
+    assert "*turn ended: end_turn · 1,234 tokens (1,000 in, 234 out)*" in text

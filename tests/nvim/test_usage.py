@@ -36,3 +36,14 @@ def test_meter_in_header_and_statusline_and_one_warning(editor_factory):
     )
     # Updates may be coalesced on the way (the newest usage wins): one warning either way.
     assert len(warnings) == 1 and "context is nearly full (context 8" in warnings[0], warnings
+
+
+def test_turn_tokens_in_the_turn_end_line(editor_factory):
+    counts = {"totalTokens": 1234, "inputTokens": 1000, "outputTokens": 234}
+    ed = editor_factory(
+        {"protocol": 1, "on_prompt": [{"respond": {"stopReason": "end_turn", "usage": counts}}]}
+    )
+    ed.nvim.command("Acpls prompt go")
+    ed.wait_turn_end()
+    chat = "\n".join(ed.lua("return T.lines(require('acpls.chat').list()[1].buf)"))
+    assert "_turn ended: end_turn · 1,234 tokens (1,000 in, 234 out)_" in chat

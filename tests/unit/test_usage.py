@@ -47,3 +47,12 @@ def test_transcript_shows_the_meter_at_turn_end_and_warns(tmp_path: Path) -> Non
     text = transcript.path.read_text(encoding="utf-8")
     assert "> warning: the agent's context is nearly full (context 850/1,000 (85%))" in text
     assert "*turn ended: end_turn · context 860/1,000 (86%)*" in text
+
+
+def test_turn_tokens() -> None:
+    counts = {"totalTokens": 1234, "inputTokens": 1000, "outputTokens": 234}
+    assert usage.turn_usage({"stopReason": "end_turn", "usage": counts}) == counts
+    assert usage.turn_usage({"stopReason": "end_turn"}) is None
+    assert usage.turn_usage({"usage": {"inputTokens": 1}}) is None
+    assert usage.tokens_text(counts) == "1,234 tokens (1,000 in, 234 out)"
+    assert usage.tokens_text({"totalTokens": 5}) == "5 tokens"

@@ -12,7 +12,7 @@ import { optionLabel, permissionMessage, previewFiles, toolCallDiffs } from "./m
 import { safeHref } from "./model/markdown";
 import { type PermissionController, type VirtualDocuments, type WaitingPrompt, showProposedDiffs } from "./permissions";
 import type { QuestionController, WaitingQuestion } from "./questions";
-import { UsageWarnings, usageText } from "./model/usage";
+import { tokensText, UsageWarnings, usageText } from "./model/usage";
 import type { RequestPermissionParams, SessionUpdate, SessionUpdateParams } from "./protocol";
 import type { TerminalController } from "./terminals";
 import { restoreCheckpoint } from "./checkpoints";
@@ -220,8 +220,9 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
       this.post({ type: "context", chips: [] });
       const result = await this.client.command("acpls.prompt", { sessionId, text, ...(context.length > 0 ? { context } : {}) });
       this.flush();
-      addTurnEnd(this.store.session(result.sessionId), result.stopReason);
-      this.post({ type: "turnEnd", sessionId: result.sessionId, stopReason: result.stopReason });
+      const tokens = tokensText(result.usage);
+      addTurnEnd(this.store.session(result.sessionId), result.stopReason, undefined, tokens);
+      this.post({ type: "turnEnd", sessionId: result.sessionId, stopReason: result.stopReason, ...(tokens !== undefined ? { tokens } : {}) });
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       this.flush();

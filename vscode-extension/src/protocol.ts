@@ -389,7 +389,7 @@ export type AgentCheck = {
 /** Argument and result of each command, as section 3 lists them. */
 export interface CommandSignatures {
   "acpls.newSession": [{ cwd?: string }, { sessionId: string }];
-  "acpls.prompt": [{ sessionId?: string; text: string; context?: PromptContext[] }, { sessionId: string; stopReason: string }];
+  "acpls.prompt": [{ sessionId?: string; text: string; context?: PromptContext[] }, { sessionId: string; stopReason: string; usage?: JsonObject }];
   "acpls.cancel": [{ sessionId?: string }, null];
   "acpls.setFollow": [{ enabled: boolean }, { enabled: boolean }];
   "acpls.setMode": [{ sessionId?: string; modeId: string }, null];
@@ -426,7 +426,7 @@ export const checkKnownSession = object({ sessionId: str, title: optional(str), 
 /** Result checks for the commands whose results the UI reads. */
 export const COMMAND_RESULTS = {
   "acpls.newSession": object({ sessionId: str }),
-  "acpls.prompt": object({ sessionId: str, stopReason: str }),
+  "acpls.prompt": object({ sessionId: str, stopReason: str, usage: optional(anyObject) }),
   "acpls.setFollow": object({ enabled: bool }),
   "acpls.setConfigOption": object({ configOptions: arrayOf(checkConfigOption) }),
   "acpls.listSessions": object({ sessions: arrayOf(checkListedSession), nextCursor: optional(str) }),

@@ -396,7 +396,7 @@ function Chat:_turn_done(err, result)
     self:note({ '**error**: ' .. (err.message or vim.inspect(err)) }, 'AcplsToolFailed')
   else
     stop = type(result) == 'table' and tostring(result.stopReason or '?') or '?'
-    self:render(self.view:turn_ended(stop))
+    self:render(self.view:turn_ended(stop, type(result) == 'table' and result.usage or nil))
   end
   if config.get().ui.notify_turn_end and not self:windows() then
     vim.notify(('acpls: turn ended (%s)'):format(stop))

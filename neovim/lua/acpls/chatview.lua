@@ -461,9 +461,11 @@ end
 
 --- The turn ended: note why, and stop waiting for the agent to echo the prompt.
 ---@param stop_reason string
-function View:turn_ended(stop_reason)
+---@param tokens table? the agent's token counts for the turn (`acpls.prompt`'s `usage`)
+function View:turn_ended(stop_reason, tokens)
   self.pending_user = nil
-  return self:note({ ('_turn ended: %s_'):format(stop_reason) })
+  local counted = M.tokens_text(tokens)
+  return self:note({ ('_turn ended: %s%s_'):format(stop_reason, counted and (' · ' .. counted) or '') })
 end
 
 --- Re-render the header (after session state changed).
@@ -649,6 +651,24 @@ function M.usage_text(usage)
     text = text .. (' · %.2f %s'):format(cost.amount, tostring(cost.currency or ''))
   end
   return text
+end
+
+--- `1,234 tokens (1,000 in, 234 out)`, or nil.
+function M.tokens_text(tokens)
+  if type(tokens) ~= 'table' or type(tokens.totalTokens) ~= 'number' then
+    return nil
+  end
+  local function n(v)
+    local s = tostring(math.floor(v))
+    return (s:reverse():gsub('(%d%d%d)', '%1,'):reverse():gsub('^,', ''))
+  end
+  local parts = {}
+  for _, kw in ipairs({ { 'inputTokens', 'in' }, { 'outputTokens', 'out' }, { 'thoughtTokens', 'thought' } }) do
+    if type(tokens[kw[1]]) == 'number' then
+      table.insert(parts, n(tokens[kw[1]]) .. ' ' .. kw[2])
+    end
+  end
+  return n(tokens.totalTokens) .. ' tokens' .. (#parts > 0 and (' (' .. table.concat(parts, ', ') .. ')') or '')
 end
 
 return M

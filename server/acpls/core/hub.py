@@ -25,6 +25,7 @@ from acpls.core.session import Session, Turn
 from acpls.editor import messages as msg
 from acpls.settings import Settings, parse_settings
 from acpls.supervisor import TaskSupervisor
+from acpls.translate import usage
 from acpls.translate.follow import FollowTarget, FollowTracker
 from acpls.translate.session_updates import SessionUpdateNormalizer
 from acpls.translate.terminals import TerminalStore
@@ -394,9 +395,12 @@ class Hub:
             self.agent_requests.cancel_permissions(session)
             await self.review.turn_ended(session)
             await self.checkpoints.turn_ended(session, "".join(turn.reply))
-        self.router.turn_ended(session, stop_reason, "".join(turn.reply))
+        self.router.turn_ended(session, stop_reason, "".join(turn.reply), turn.usage)
         self.pump.flush_now()
-        return {"sessionId": session.id, "stopReason": stop_reason}
+        done: dict[str, Any] = {"sessionId": session.id, "stopReason": stop_reason}
+        if turn.usage is not None:
+            done["usage"] = turn.usage
+        return done
 
     async def _send_prompt(
         self, conn: AgentConnection, session: Session, turn: Turn, blocks: list[dict[str, Any]]
@@ -412,6 +416,7 @@ class Hub:
             return
         if conn.version == 1 and not turn.done.done():
             stop = result.get("stopReason") if isinstance(result, dict) else None
+            turn.usage = usage.turn_usage(result)
             turn.done.set_result(stop if isinstance(stop, str) else "end_turn")
 
     async def cancel(self, session_id: Any) -> None:

@@ -223,13 +223,19 @@ class UpdateRouter:
         uri = path_to_uri(str(transcript.path))
         self.hub.tasks.spawn("show-transcript", editor.show_document(uri, None))
 
-    def turn_ended(self, session: Session, stop_reason: str, reply: str) -> None:
+    def turn_ended(
+        self,
+        session: Session,
+        stop_reason: str,
+        reply: str,
+        tokens: dict[str, Any] | None = None,
+    ) -> None:
         for update in session.normalizer.end_turn(stop_reason):
             self._to_editor(session, update)
         self.hub.follow.end_turn()
         transcript = self._transcripts.get(session.id)
         if transcript is not None:
-            transcript.turn_ended(stop_reason)
+            transcript.turn_ended(stop_reason, tokens)
         if not self.hub.editor.custom_mode:
             first_line = next((ln for ln in reply.splitlines() if ln.strip()), "")
             summary = f"acpls: {self.hub.settings.agent.name} finished ({stop_reason})"

@@ -26,6 +26,8 @@ class Turn:
     done: asyncio.Future[str]
     cancel_requested: bool = False
     reply: list[str] = attrs.Factory(list)
+    # The agent's token counts for the turn (ACP v1 unstable PromptResponse.usage), when given.
+    usage: dict[str, Any] | None = None
 
 
 @attrs.define

@@ -127,9 +127,10 @@ class Transcript:
         self._role = None
         self._append(f"\n\n```text\n{clean.rstrip()}\n```")
 
-    def turn_ended(self, stop_reason: str) -> None:
+    def turn_ended(self, stop_reason: str, tokens: dict[str, Any] | None = None) -> None:
         self._role = None
-        meter = f" · {self._usage}" if self._usage else ""
+        counted = usage.tokens_text(tokens) if tokens else None
+        meter = "".join(f" · {part}" for part in (counted, self._usage) if part)
         self._append(f"\n\n---\n*turn ended: {stop_reason}{meter}*\n")
         self.flush()
 

@@ -55,3 +55,28 @@ class WarnOnce:
             return False
         self._warned = True
         return True
+
+
+def turn_usage(result: Any) -> dict[str, Any] | None:
+    """The token counts of a v1 prompt result (`usage`, unstable in ACP v1), kept as sent."""
+    counts = result.get("usage") if isinstance(result, dict) else None
+    if isinstance(counts, dict) and _count(counts.get("totalTokens")):
+        return counts
+    return None
+
+
+def tokens_text(counts: dict[str, Any]) -> str | None:
+    """`1,234 tokens (1,000 in, 234 out)`, or None without a total."""
+    total = counts.get("totalTokens")
+    if not _count(total):
+        return None
+    parts = [
+        f"{counts[key]:,} {word}"
+        for key, word in (
+            ("inputTokens", "in"),
+            ("outputTokens", "out"),
+            ("thoughtTokens", "thought"),
+        )
+        if _count(counts.get(key))
+    ]
+    return f"{total:,} tokens" + (f" ({', '.join(parts)})" if parts else "")

@@ -38,7 +38,7 @@ export type AutoPermissionItem = {
   ruleId?: string;
 };
 export type UnknownItem = { kind: "unknown"; id: string; raw: Record<string, unknown> };
-export type TurnEndItem = { kind: "turn_end"; id: string; stopReason: string; error?: unknown };
+export type TurnEndItem = { kind: "turn_end"; id: string; stopReason: string; error?: unknown; tokens?: string };
 
 export type Item = MessageItem | ToolCallItem | NoticeItem | CompactionItem | AutoPermissionItem | UnknownItem | TurnEndItem;
 
@@ -135,10 +135,12 @@ export function addLocalPrompt(session: SessionView, text: string): Change {
 }
 
 /** Marks the end of a turn (the `acpls.prompt` result), shown as a small footer. */
-export function addTurnEnd(session: SessionView, stopReason: string, error?: unknown): Change {
+export function addTurnEnd(session: SessionView, stopReason: string, error?: unknown, tokens?: string): Change {
   const change = noChange();
   localCounter += 1;
-  push(session, { kind: "turn_end", id: `end:${localCounter}`, stopReason, error }, change);
+  const item: TurnEndItem = { kind: "turn_end", id: `end:${localCounter}`, stopReason, error };
+  if (tokens !== undefined) item.tokens = tokens;
+  push(session, item, change);
   return change;
 }
 

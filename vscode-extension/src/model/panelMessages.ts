@@ -28,7 +28,7 @@ export type HostToPanel =
   | { type: "snapshot"; session: SessionView | undefined; sessions: SessionChoice[]; busy: boolean; agent: AgentInfo | undefined; history: string[] }
   | { type: "updates"; sessionId: string; updates: SessionUpdate[] }
   | { type: "localPrompt"; sessionId: string; text: string }
-  | { type: "turnEnd"; sessionId: string; stopReason: string; error?: string }
+  | { type: "turnEnd"; sessionId: string; stopReason: string; error?: string; tokens?: string }
   | { type: "busy"; busy: boolean }
   | { type: "sessions"; sessions: SessionChoice[]; current?: string }
   | { type: "agent"; agent: AgentInfo }

@@ -40,3 +40,20 @@ export class UsageWarnings {
     return true;
   }
 }
+
+/** `1,234 tokens (1,000 in, 234 out)` from a turn's token counts (acpls.prompt's `usage`), or undefined. */
+export function tokensText(tokens: unknown): string | undefined {
+  if (typeof tokens !== "object" || tokens === null) return undefined;
+  const t = tokens as Record<string, unknown>;
+  if (typeof t.totalTokens !== "number") return undefined;
+  const parts = (
+    [
+      ["inputTokens", "in"],
+      ["outputTokens", "out"],
+      ["thoughtTokens", "thought"],
+    ] as const
+  )
+    .filter(([key]) => typeof t[key] === "number")
+    .map(([key, word]) => `${(t[key] as number).toLocaleString("en-US")} ${word}`);
+  return `${t.totalTokens.toLocaleString("en-US")} tokens${parts.length > 0 ? ` (${parts.join(", ")})` : ""}`;
+}

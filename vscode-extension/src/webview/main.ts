@@ -247,7 +247,15 @@ function fillItem(node: HTMLElement, item: Item): void {
     }
     case "turn_end":
       node.className = `item turn-end ${item.stopReason === "end_turn" ? "" : "stopped"}`;
-      node.replaceChildren(el("span", undefined, item.error === undefined ? `— ${item.stopReason.replace(/_/g, " ")} —` : `— ${String(item.error)} —`));
+      node.replaceChildren(
+        el(
+          "span",
+          undefined,
+          item.error === undefined
+            ? `— ${item.stopReason.replace(/_/g, " ")}${item.tokens !== undefined ? ` · ${item.tokens}` : ""} —`
+            : `— ${String(item.error)} —`,
+        ),
+      );
       return;
   }
 }
@@ -764,7 +772,7 @@ window.addEventListener("message", (event: MessageEvent<HostToPanel>) => {
       schedule(addLocalPrompt(session, message.text));
       break;
     case "turnEnd":
-      if (session?.sessionId === message.sessionId) schedule(addTurnEnd(session, message.stopReason, message.error));
+      if (session?.sessionId === message.sessionId) schedule(addTurnEnd(session, message.stopReason, message.error, message.tokens));
       break;
     case "busy":
       setBusy(message.busy);
