@@ -354,6 +354,25 @@ async def _continue_from_checkpoint(hub: Hub, args: dict[str, Any]) -> Any:
     return await hub.checkpoints.continue_from(_string(args, "id", required=True))
 
 
+async def _close_session(hub: Hub, args: dict[str, Any]) -> Any:
+    return await _admin(hub).close(_string(args, "sessionId"))
+
+
+async def _delete_session(hub: Hub, args: dict[str, Any]) -> Any:
+    return await _admin(hub).delete(_string(args, "sessionId", required=True) or "")
+
+
+async def _logout(hub: Hub, args: dict[str, Any]) -> Any:
+    await _admin(hub).logout()
+    return None
+
+
+def _admin(hub: Hub) -> Any:
+    from acpls.core.session_admin import SessionAdmin
+
+    return SessionAdmin(hub)
+
+
 COMMANDS: dict[str, CommandHandler] = {
     "acpls.newSession": _new_session,
     "acpls.prompt": _prompt,
@@ -363,6 +382,9 @@ COMMANDS: dict[str, CommandHandler] = {
     "acpls.setConfigOption": _set_config_option,
     "acpls.listSessions": _list_sessions,
     "acpls.loadSession": _load_session,
+    "acpls.closeSession": _close_session,
+    "acpls.deleteSession": _delete_session,
+    "acpls.logout": _logout,
     "acpls.authenticate": _authenticate,
     "acpls.sessions": _sessions,
     "acpls.openTranscript": _open_transcript,

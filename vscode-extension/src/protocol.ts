@@ -339,6 +339,9 @@ export const Commands = {
   setConfigOption: "acpls.setConfigOption",
   listSessions: "acpls.listSessions",
   loadSession: "acpls.loadSession",
+  closeSession: "acpls.closeSession",
+  deleteSession: "acpls.deleteSession",
+  logout: "acpls.logout",
   authenticate: "acpls.authenticate",
   sessions: "acpls.sessions",
   openTranscript: "acpls.openTranscript",
@@ -396,6 +399,9 @@ export interface CommandSignatures {
   "acpls.setConfigOption": [{ sessionId?: string; configId: string; value: unknown }, { configOptions: ConfigOption[] }];
   "acpls.listSessions": [{ cwd?: string; cursor?: string }, { sessions: ListedSession[]; nextCursor?: string }];
   "acpls.loadSession": [{ sessionId: string }, { sessionId: string }];
+  "acpls.closeSession": [{ sessionId?: string }, { sessionId: string; closedByAgent: boolean }];
+  "acpls.deleteSession": [{ sessionId: string }, { sessionId: string }];
+  "acpls.logout": [Record<string, never>, null];
   "acpls.authenticate": [{ methodId?: string }, null];
   "acpls.sessions": [Record<string, never>, { sessions: KnownSession[]; current?: string }];
   "acpls.openTranscript": [{ sessionId?: string }, { uri: string }];
@@ -431,6 +437,8 @@ export const COMMAND_RESULTS = {
   "acpls.setConfigOption": object({ configOptions: arrayOf(checkConfigOption) }),
   "acpls.listSessions": object({ sessions: arrayOf(checkListedSession), nextCursor: optional(str) }),
   "acpls.loadSession": object({ sessionId: str }),
+  "acpls.closeSession": object({ sessionId: str, closedByAgent: bool }),
+  "acpls.deleteSession": object({ sessionId: str }),
   "acpls.sessions": object({ sessions: arrayOf(checkKnownSession), current: optional(str) }),
   "acpls.openTranscript": object({ uri: str }),
   "acpls.review": object({ files: arrayOf(checkChangedFile) }),
