@@ -10,7 +10,8 @@ VSX_DIR           := vscode-extension
 VSX_CACHE         := .cache/vscode
 VSX_APT_PACKAGES  := chromium ripgrep build-essential pkg-config libkrb5-dev libxkbfile-dev libsecret-1-dev libx11-dev
 VSX_APT_STAMP     := $(VSX_CACHE)/apt.stamp
-VSX_NPM_STAMP     := $(VSX_CACHE)/npm.stamp
+# In node_modules itself: each checkout (and worktree) has its own node_modules.
+VSX_NPM_STAMP     := $(VSX_DIR)/node_modules/.acpls-npm.stamp
 # code-server 4.100.3 serves VS Code 1.100.3 and runs on Node 20 (the machine's); the extension's
 # engines.vscode is ^1.100.0 to match.
 CODE_SERVER_VERSION := 4.100.3
