@@ -33,52 +33,53 @@ class ReviewController:
     def __init__(self, hub: Hub) -> None:
         self.hub = hub
         self.store = ReviewStore()
-        self._watcher: TurnWatcher | None = None
-        self._watched_session: Session | None = None
+        self._watch: _Watch | None = None
         self._sent_revision = 0
 
     # -- turns -----------------------------------------------------------------------------------
     async def turn_started(self, session: Session) -> None:
-        if self._watcher is not None and self._watcher.running:
+        if self._watch is not None and self._watch.watcher.running:
             return  # one watcher for the workspace, whichever session's turn started it
         roots = self.hub.editor.workspace_roots
         if not roots:
             return
-        watcher = TurnWatcher(roots, self._disk_changed)
+        watch = _Watch(session)
+        watcher = TurnWatcher(roots, lambda change: self._disk_changed(watch, change))
+        watch.watcher = watcher
         for uri, text in self.hub.editor.open_documents().items():
             try:
                 watcher.remember(uri_to_path(uri), text)
             except ValueError:
                 continue
-        self._watcher = watcher
-        self._watched_session = session
+        self._watch = watch
         try:
             await watcher.start()
         except OSError as exc:
             logger.warning("cannot watch the workspace for direct writes: %s", exc)
 
     async def turn_ended(self, session: Session) -> None:
-        watcher = self._watcher
-        if watcher is None or self._watched_session is not session:
+        watch = self._watch
+        if watch is None or watch.session is not session:
             return
-        if any(s.turn is not None for s in self.hub.sessions.values() if s is not session):
-            self._watched_session = next(
-                s for s in self.hub.sessions.values() if s.turn is not None and s is not session
-            )
+        others = [s for s in self.hub.sessions.values() if s.turn is not None and s is not session]
+        if others:
+            watch.session = others[0]
             return
-        self._watcher = None
-        self._watched_session = None
-        await watcher.stop()
+        # The final flush reports what a command wrote (or deleted) just before the turn ended;
+        # `watch` keeps this session and the watcher's baselines for it until the flush is done.
+        # A turn that starts meanwhile gets a watcher of its own.
+        self._watch = None
+        await watch.watcher.stop()
 
     # -- the three sources of baselines ----------------------------------------------------------
     def agent_read(self, path: str, text: str) -> None:
-        if self._watcher is not None:
-            self._watcher.remember(path, text)
+        if self._watch is not None:
+            self._watch.watcher.remember(path, text)
 
     def before_write(self, session: Session, path: str, old_text: str | None) -> None:
         self.store.baseline(path, old_text, session_id=session.id)
-        if self._watcher is not None:
-            self._watcher.ignore_once(path)
+        if self._watch is not None:
+            self._watch.watcher.ignore_once(path)
 
     def after_write(self, path: str, new_text: str) -> None:
         self.store.changed(path, new_text)
@@ -112,9 +113,8 @@ class ReviewController:
         pre-image (the agent has not written yet); the file with the agent's fragment put back,
         when it holds the post-image exactly once. Anything else records nothing here, and the
         watcher's own sources (git, the turn-start listing) decide when the write lands."""
-        watcher = self._watcher
-        if watcher is not None:
-            known = watcher.known_baseline(path)
+        if self._watch is not None:
+            known = self._watch.watcher.known_baseline(path)
             if known is not None:
                 self.store.baseline(path, known.text, session_id=session.id)
                 return
@@ -133,16 +133,15 @@ class ReviewController:
         else:
             logger.info("no review baseline from the diff for %s: %s", path, placed.reason)
 
-    async def _disk_changed(self, change: DiskChange) -> None:
+    async def _disk_changed(self, watch: _Watch, change: DiskChange) -> None:
         store = self.store
         path = change.path
         text = change.text if change.change != "deleted" else None
-        session = self._watched_session
-        session_id = session.id if session is not None else None
+        session = watch.session
+        session_id = session.id
         if not store.is_tracked(path):
-            watcher = self._watcher
-            baseline = await watcher.baseline_for(path) if watcher is not None else None
-            if baseline is not None and baseline.known:
+            baseline = await watch.watcher.baseline_for(path)
+            if baseline.known:
                 store.baseline(path, baseline.text, session_id=session_id)
                 store.changed(path, text)
             elif change.change != "deleted" and text is not None:
@@ -152,7 +151,7 @@ class ReviewController:
         else:
             store.changed(path, text)
         self.publish()
-        if session is not None and session.top_level and text is not None:
+        if session.top_level and text is not None:
             line = self._first_changed_line(path)
             self.hub.move_follow(FollowTarget(session.id, "disk", path, line, "edit"))
 
@@ -224,8 +223,8 @@ class ReviewController:
             ]
         else:
             changes = [{"kind": "delete", "uri": uri, "options": {"ignoreIfNotExists": True}}]
-        if self._watcher is not None:
-            self._watcher.ignore_once(reject.path)
+        if self._watch is not None:
+            self._watch.watcher.ignore_once(reject.path)
         applied, reason = await self.hub.editor.apply_edit(
             {"documentChanges": changes}, f"Reject agent change in {reject.path}"
         )
@@ -244,9 +243,18 @@ class ReviewController:
             self.hub.editor.notify(msg.CHANGES, msg.ChangesParams(**self.store.to_editor()))
 
     async def aclose(self) -> None:
-        watcher, self._watcher = self._watcher, None
-        if watcher is not None:
-            await watcher.stop(flush=False)
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            await watch.watcher.stop(flush=False)
+
+
+class _Watch:
+    """One turn watcher and the session whose turn its changes are credited to (the next running
+    session's when that turn ends first)."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.watcher: TurnWatcher
 
 
 def _insert_all(text: str) -> dict[str, Any]:
