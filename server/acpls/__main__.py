@@ -21,10 +21,11 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"]
     )
-    subparsers = parser.add_subparsers(dest="command", metavar="{agents}")
-    from acpls.cli import add_agents_parser
+    subparsers = parser.add_subparsers(dest="command", metavar="{agents,doctor}")
+    from acpls.cli import add_agents_parser, add_doctor_parser
 
     add_agents_parser(subparsers)
+    add_doctor_parser(subparsers)
     return parser.parse_args(argv)
 
 
@@ -34,6 +35,10 @@ def main(argv: list[str] | None = None) -> int:
         from acpls.cli import run_agents
 
         return run_agents(args)
+    if args.command == "doctor":
+        from acpls.cli import run_doctor
+
+        return run_doctor(args)
     logging.basicConfig(
         stream=sys.stderr,
         level=getattr(logging, args.log_level),

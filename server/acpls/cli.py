@@ -1,4 +1,4 @@
-"""The command line beside the server: `acpls agents list | check`.
+"""The command line beside the server: `acpls agents list | check` and `acpls doctor`.
 
 `acpls` with no subcommand is the language server (stdout carries only LSP); the subcommands are
 for people, and print to stdout.
@@ -15,6 +15,7 @@ from typing import Any
 
 from acpls.presets import PRESET_LIST, PRESETS_BY_NAME, AgentSpec
 from acpls.services.agent_check import DEFAULT_TIMEOUT, check_agents
+from acpls.services.doctor import diagnose, report_lines
 from acpls.settings import Settings, parse_settings
 
 
@@ -97,3 +98,42 @@ def _list(as_json: bool) -> int:
     for row in rows:
         print(f"{row['name']:<{width}}  {row['title']}: {' '.join(row['command'])}")
     return 0
+
+
+def add_doctor_parser(subparsers: Any) -> None:
+    doctor = subparsers.add_parser(
+        "doctor",
+        help="what acpls needs here (Python, Node/npx, uv, agents, editors), and what is missing",
+    )
+    doctor.add_argument(
+        "agents",
+        nargs="*",
+        help="agents you use (preset names or an agent setting as JSON); they must work. "
+        "Default: every preset, reported but not required",
+    )
+    doctor.add_argument("--json", action="store_true", help="machine-readable output")
+    doctor.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per agent")
+    doctor.add_argument("--cwd", default=os.getcwd(), help="the agents' working directory")
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    """Exit status 1 when something acpls or a named agent needs is missing, 2 on bad arguments."""
+    try:
+        specs = [_spec(value) for value in args.agents]
+    except ValueError as exc:
+        print(f"acpls doctor: {exc}", file=sys.stderr)
+        return 2
+    findings = asyncio.run(
+        diagnose(
+            specs or [p.resolve() for p in PRESET_LIST],
+            agents_needed=bool(specs),
+            cwd=args.cwd,
+            env=Settings().base_env(os.environ),
+            answer_within=args.timeout,
+        )
+    )
+    if args.json:
+        print(json.dumps([f.to_json() for f in findings], indent=2))
+    else:
+        print("\n".join(report_lines(findings)))
+    return 1 if any(f.blocking for f in findings) else 0

@@ -1,0 +1,77 @@
+"""`acpls doctor`: the real command, run as a user would, and its findings."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from acpls.services.doctor import TOOLS, Finding, python_findings, report_lines, tool_findings
+
+
+def _doctor(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "acpls", "doctor", "--timeout", "30", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+def test_a_working_agent_passes_and_the_report_names_each_part() -> None:
+    done = _doctor("demo")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ok   demo: ok (acpls demo agent" in done.stdout
+    for section in ("python:", "tools:", "agents:", "editors:"):
+        assert section in done.stdout
+    assert done.stdout.rstrip().endswith("acpls has what it needs")
+
+
+def test_a_named_agent_that_is_missing_fails_with_how_to_get_it() -> None:
+    done = _doctor("demo", json.dumps({"command": "/nonexistent/agent"}), "--json")
+    assert done.returncode == 1
+    findings = {f["name"]: f for f in json.loads(done.stdout)}
+    assert findings["demo"]["ok"] is True
+    missing = findings["agent"]
+    assert missing["blocking"] is True and "not found" in missing["detail"]
+
+
+def test_git_missing_from_path_is_blocking(tmp_path) -> None:
+    # A PATH with only this Python: no git, no node.
+    (tmp_path / "python3").symlink_to(sys.executable)
+    env = {**os.environ, "PATH": str(tmp_path)}
+    done = _doctor("demo", env=env)
+    assert done.returncode == 1
+    assert "FAIL git: not found (checkpoints and review baselines) (install git)" in done.stdout
+    assert "--   node: not found" in done.stdout  # reported, not required for the demo agent
+    assert "missing or broken: git" in done.stdout
+
+
+def test_bad_arguments_exit_2_with_the_reason() -> None:
+    done = _doctor("no-such-preset")
+    assert done.returncode == 2
+    assert "unknown preset 'no-such-preset'" in done.stderr
+
+
+def test_an_old_python_is_blocking() -> None:
+    python = python_findings((3, 10, 4))[0]
+    assert python.blocking and "3.10.4" in python.detail
+
+
+@pytest.mark.asyncio
+async def test_tools_are_looked_up_and_versions_read() -> None:
+    found = {f.name: f for f in await tool_findings("tools", TOOLS, which=lambda c: None)}
+    assert found["git"].blocking and not found["uv"].blocking
+    real = {f.name: f for f in await tool_findings("tools", TOOLS)}
+    assert real["git"].ok and real["git"].detail.startswith("git version")
+
+
+def test_report_ends_with_the_verdict() -> None:
+    lines = report_lines(
+        [Finding("tools", "git", False, "not found", needed=True, hint="install git")]
+    )
+    assert lines == ["tools:", "  FAIL git: not found (install git)", "missing or broken: git"]
