@@ -334,7 +334,7 @@ class Hub:
         return CommandError(reason, code)
 
     def _auth_message(self, conn: AgentConnection, reason: str) -> str:
-        names = ", ".join(m.get("name", m.get("methodId", "?")) for m in conn.auth_methods)
+        names = ", ".join(_auth_name(m) for m in conn.auth_methods if _auth_id(m))
         offered = f" It offers: {names} (run acpls.authenticate)." if names else ""
         return f"authentication required: the agent says {reason!r}.{offered}"
 
@@ -342,11 +342,11 @@ class Hub:
         self, conn: AgentConnection | None, method_id: str | None, reason: str = ""
     ) -> bool:
         conn = conn or await self.agent()
-        methods = conn.auth_methods
+        methods = [m for m in conn.auth_methods if _auth_id(m)]
         if method_id is None:
             if not methods:
                 return False
-            names = [str(m.get("name") or m.get("methodId")) for m in methods]
+            names = [_auth_name(m) for m in methods]
             text = f"The agent {self.settings.agent.name} needs you to sign in"
             text += f" ({reason})." if reason else "."
             try:
@@ -356,7 +356,7 @@ class Hub:
                 choice = None
             if choice is None or choice not in names:
                 return False
-            method_id = str(methods[names.index(choice)].get("methodId"))
+            method_id = _auth_id(methods[names.index(choice)])
         method = "authenticate" if conn.version == 1 else "auth/login"
         try:
             await conn.request(method, {"methodId": method_id})
@@ -562,3 +562,18 @@ class Hub:
             return uri_to_path(uri)
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
+
+
+def _auth_id(method: Mapping[str, Any]) -> str | None:
+    """An auth method's id: `id` in ACP (v1 and v2); `methodId` in early drafts some agents
+    still send. None when it has neither, so no method is ever sent as "None"."""
+    for key in ("id", "methodId"):
+        value = method.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _auth_name(method: Mapping[str, Any]) -> str:
+    name = method.get("name")
+    return name if isinstance(name, str) and name else str(_auth_id(method))
