@@ -237,14 +237,25 @@ async def _set_config_option(hub: Hub, args: dict[str, Any]) -> Any:
 
 
 async def _list_sessions(hub: Hub, args: dict[str, Any]) -> Any:
-    return await hub.list_sessions(_string(args, "cwd"), _string(args, "cursor"))
+    every_page = args.get("all", False)
+    if not isinstance(every_page, bool):
+        raise InvalidParams("all must be true or false")
+    return await _admin(hub).list(_string(args, "cwd"), _string(args, "cursor"), every_page)
 
 
-async def _load_session(hub: Hub, args: dict[str, Any]) -> Any:
+async def _load_session(hub: Hub, args: dict[str, Any], *, replay: bool = True) -> Any:
     session_id = _string(args, "sessionId", required=True)
     assert session_id is not None
-    session = await hub.load_session(session_id, _string(args, "cwd"))
+    session = await hub.load_session(session_id, _string(args, "cwd"), replay=replay)
     return {"sessionId": session.id}
+
+
+async def _resume_session(hub: Hub, args: dict[str, Any]) -> Any:
+    return await _load_session(hub, args, replay=False)
+
+
+async def _fork_session(hub: Hub, args: dict[str, Any]) -> Any:
+    return await _admin(hub).fork(_string(args, "sessionId"))
 
 
 async def _authenticate(hub: Hub, args: dict[str, Any]) -> Any:
@@ -382,6 +393,8 @@ COMMANDS: dict[str, CommandHandler] = {
     "acpls.setConfigOption": _set_config_option,
     "acpls.listSessions": _list_sessions,
     "acpls.loadSession": _load_session,
+    "acpls.resumeSession": _resume_session,
+    "acpls.forkSession": _fork_session,
     "acpls.closeSession": _close_session,
     "acpls.deleteSession": _delete_session,
     "acpls.logout": _logout,

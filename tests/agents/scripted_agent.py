@@ -16,7 +16,9 @@ The script is a JSON object:
       "on_new_session": ...,    # session/new
       "on_load": ...,           # session/load
       "on_resume": ...,         # session/resume
-      "on_list": ...,           # session/list
+      "on_list": ...,           # session/list; {"pages": {"": result, "<cursor>": result}}
+                                #   answers each cursor with its own page
+      "on_fork": ...,           # session/fork (default: a new "scripted-fork-N" session)
       "on_close": ..., "on_delete": ...,
       "on_set_mode": ...,       # session/set_mode
       "on_set_config_option": ...,
@@ -103,6 +105,7 @@ EVENTS = {
     "session/load": "on_load",
     "session/resume": "on_resume",
     "session/list": "on_list",
+    "session/fork": "on_fork",
     "session/close": "on_close",
     "session/delete": "on_delete",
     "session/set_mode": "on_set_mode",
@@ -251,6 +254,8 @@ class ScriptedAgent:
             session_id, cwd if isinstance(cwd, str) else self.sessions.get(session_id or "")
         )
         spec = self.spec_for(method)
+        if method == "session/list" and isinstance(spec, dict) and "pages" in spec:
+            spec = spec["pages"].get(params.get("cursor") or "", {"sessions": []})
         if method == "session/prompt":
             spec = self.prompt_steps(spec)
         default = self.default_result(method, params, turn)
@@ -261,7 +266,7 @@ class ScriptedAgent:
             steps = spec
         if method == "initialize" and isinstance(default, dict):
             self.version = int(default.get("protocolVersion", self.version))
-        if method == "session/new":
+        if method in ("session/new", "session/fork"):
             sid = default.get("sessionId", session_id) if isinstance(default, dict) else session_id
             self.sessions[str(sid)] = str(params.get("cwd", ""))
             self.last_session = str(sid)
@@ -346,6 +351,8 @@ class ScriptedAgent:
             return self.initialize_result()
         if method == "session/new":
             return {"sessionId": turn.session_id}
+        if method == "session/fork":
+            return {"sessionId": f"scripted-fork-{next(self.session_ids)}"}
         if method == "session/list":
             return {
                 "sessions": [{"sessionId": sid, "cwd": cwd} for sid, cwd in self.sessions.items()]

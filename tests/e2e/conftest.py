@@ -153,14 +153,17 @@ async def start(
     *,
     custom: bool = True,
     editor: str = "visual-studio-code",
+    more_folders: tuple[Path, ...] = (),
     **settings: Any,
 ) -> types.InitializeResult:
     options = {"agent": agent, **settings}
+    folders = [types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")]
+    folders += [types.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in more_folders]
     return await client.initialize_session(
         types.InitializeParams(
             capabilities=capabilities(custom, editor),
             root_uri=workspace.as_uri(),
-            workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
+            workspace_folders=folders,
             initialization_options=options,
         )
     )

@@ -339,6 +339,8 @@ export const Commands = {
   setConfigOption: "acpls.setConfigOption",
   listSessions: "acpls.listSessions",
   loadSession: "acpls.loadSession",
+  resumeSession: "acpls.resumeSession",
+  forkSession: "acpls.forkSession",
   closeSession: "acpls.closeSession",
   deleteSession: "acpls.deleteSession",
   logout: "acpls.logout",
@@ -397,8 +399,10 @@ export interface CommandSignatures {
   "acpls.setFollow": [{ enabled: boolean }, { enabled: boolean }];
   "acpls.setMode": [{ sessionId?: string; modeId: string }, null];
   "acpls.setConfigOption": [{ sessionId?: string; configId: string; value: unknown }, { configOptions: ConfigOption[] }];
-  "acpls.listSessions": [{ cwd?: string; cursor?: string }, { sessions: ListedSession[]; nextCursor?: string }];
+  "acpls.listSessions": [{ cwd?: string; cursor?: string; all?: boolean }, { sessions: ListedSession[]; nextCursor?: string; offers?: SessionOffers }];
   "acpls.loadSession": [{ sessionId: string }, { sessionId: string }];
+  "acpls.resumeSession": [{ sessionId: string }, { sessionId: string }];
+  "acpls.forkSession": [{ sessionId?: string }, { sessionId: string; forkedFrom: string }];
   "acpls.closeSession": [{ sessionId?: string }, { sessionId: string; closedByAgent: boolean }];
   "acpls.deleteSession": [{ sessionId: string }, { sessionId: string }];
   "acpls.logout": [Record<string, never>, null];
@@ -423,10 +427,13 @@ export type CommandId = keyof CommandSignatures;
 export type CommandArgs<C extends CommandId> = CommandSignatures[C][0];
 export type CommandResult<C extends CommandId> = CommandSignatures[C][1];
 
-export type ListedSession = { sessionId: string; cwd?: string; title?: string; updatedAt?: string };
+export type ListedSession = { sessionId: string; cwd?: string; title?: string; updatedAt?: string; open?: boolean };
+/** What the agent lets the user do with its sessions (acpls.listSessions' `offers`). */
+export type SessionOffers = { load: boolean; resume: boolean; fork: boolean; close: boolean; delete: boolean; logout: boolean };
 export type KnownSession = { sessionId: string; title?: string; active: boolean };
 
-export const checkListedSession = object({ sessionId: str, cwd: optional(str), title: optional(str), updatedAt: optional(str) });
+export const checkListedSession = object({ sessionId: str, cwd: optional(str), title: optional(str), updatedAt: optional(str), open: optional(bool) });
+export const checkSessionOffers = object({ load: bool, resume: bool, fork: bool, close: bool, delete: bool, logout: bool });
 export const checkKnownSession = object({ sessionId: str, title: optional(str), active: bool });
 
 /** Result checks for the commands whose results the UI reads. */
@@ -435,8 +442,10 @@ export const COMMAND_RESULTS = {
   "acpls.prompt": object({ sessionId: str, stopReason: str, usage: optional(anyObject) }),
   "acpls.setFollow": object({ enabled: bool }),
   "acpls.setConfigOption": object({ configOptions: arrayOf(checkConfigOption) }),
-  "acpls.listSessions": object({ sessions: arrayOf(checkListedSession), nextCursor: optional(str) }),
+  "acpls.listSessions": object({ sessions: arrayOf(checkListedSession), nextCursor: optional(str), offers: optional(checkSessionOffers) }),
   "acpls.loadSession": object({ sessionId: str }),
+  "acpls.resumeSession": object({ sessionId: str }),
+  "acpls.forkSession": object({ sessionId: str, forkedFrom: str }),
   "acpls.closeSession": object({ sessionId: str, closedByAgent: bool }),
   "acpls.deleteSession": object({ sessionId: str }),
   "acpls.sessions": object({ sessions: arrayOf(checkKnownSession), current: optional(str) }),

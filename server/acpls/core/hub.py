@@ -244,29 +244,43 @@ class Hub:
         if not os.path.isabs(cwd):
             raise CommandError(f"cwd must be an absolute path, got {cwd!r}")
         conn = await self.agent()
-        params: dict[str, Any] = {"cwd": cwd, "mcpServers": list(self.settings.mcp_servers)}
+        params = self.lifecycle_params(conn, cwd)
         result = await self.with_auth(conn, "session/new", params)
         if not isinstance(result, dict) or not isinstance(result.get("sessionId"), str):
             raise CommandError(f"the agent answered session/new with {result!r}", INTERNAL_ERROR)
         return self._register_session(result["sessionId"], cwd, result)
 
-    async def load_session(self, session_id: str, cwd: str | None = None) -> Session:
+    def lifecycle_params(self, conn: AgentConnection, cwd: str) -> dict[str, Any]:
+        """`cwd`, `mcpServers` and, where the agent takes them, the editor's other workspace
+        folders as `additionalDirectories` (session/new, load, resume and fork alike)."""
+        params: dict[str, Any] = {"cwd": cwd, "mcpServers": list(self.settings.mcp_servers)}
+        if conn.session_capability("additionalDirectories"):
+            extra = [r for r in self.editor.workspace_roots if os.path.isabs(r) and r != cwd]
+            if extra:
+                params["additionalDirectories"] = list(dict.fromkeys(extra))
+        return params
+
+    async def load_session(
+        self, session_id: str, cwd: str | None = None, *, replay: bool = True
+    ) -> Session:
+        """`session/load` (v1) or `session/resume`; with `replay`, the agent's history reaches the
+        editor as updates (v1 load, v2 resume from the start), else only what comes next."""
         if not isinstance(session_id, str):
             raise CommandError("sessionId must be a string")
         cwd = cwd or self.workspace_root()
         conn = await self.agent()
-        mcp = list(self.settings.mcp_servers)
         if session_id in self.sessions:
             return self.sessions[session_id]
         session = self._register_session(session_id, cwd, {})
-        self.router.replay(session, True)
+        self.router.replay(session, True)  # also keeps a v1 agent that replays on resume honest
+        can_load = conn.session_capability("load") and conn.version == 1
         try:
-            if conn.session_capability("load") and conn.version == 1:
-                params = {"sessionId": session_id, "cwd": cwd, "mcpServers": mcp}
+            if can_load and (replay or not conn.session_capability("resume")):
+                params = {"sessionId": session_id, **self.lifecycle_params(conn, cwd)}
                 result = await self.with_auth(conn, "session/load", params)
             elif conn.session_capability("resume"):
-                params = {"sessionId": session_id, "cwd": cwd, "mcpServers": mcp}
-                if conn.version == 2:
+                params = {"sessionId": session_id, **self.lifecycle_params(conn, cwd)}
+                if conn.version == 2 and replay:
                     params["replayFrom"] = {"type": "start"}
                 result = await self.with_auth(conn, "session/resume", params)
                 if conn.version == 1 and session.updates_routed:
@@ -285,18 +299,6 @@ class Hub:
         self.router.session_started(session, result if isinstance(result, dict) else {})
         self.pump.flush_now()
         return session
-
-    async def list_sessions(self, cwd: str | None, cursor: str | None) -> dict[str, Any]:
-        conn = await self.agent()
-        if not conn.session_capability("list"):
-            raise CommandError("the agent does not list sessions")
-        params: dict[str, Any] = {}
-        if cwd:
-            params["cwd"] = cwd
-        if cursor:
-            params["cursor"] = cursor
-        result = await self.with_auth(conn, "session/list", params)
-        return result if isinstance(result, dict) else {"sessions": []}
 
     def session_summaries(self) -> dict[str, Any]:
         sessions = [

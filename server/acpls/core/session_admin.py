@@ -1,5 +1,7 @@
-"""Closing and deleting sessions, and signing out (ACP `session/close`, `session/delete`, `logout` /
-v2 `auth/logout`), as the commands acpls.closeSession, acpls.deleteSession and acpls.logout.
+"""The agent's stored sessions: listing every page, forking, closing and deleting them, and
+signing out (ACP `session/list`, `session/fork`, `session/close`, `session/delete`, `logout` /
+v2 `auth/logout`), as the commands acpls.listSessions, acpls.forkSession, acpls.closeSession,
+acpls.deleteSession and acpls.logout.
 
 A closed session ends here too: its running turn fails, and its open permission prompts and
 questions are answered `cancel` to the agent and withdrawn from the editor (contract section 8).
@@ -30,9 +32,79 @@ def can_logout(conn: AgentConnection) -> bool:
     return isinstance(auth, dict) and auth.get("logout") is not None
 
 
+# An agent whose cursors never end must not keep acpls paging forever.
+MAX_LIST_PAGES = 100
+
+
+def offers(conn: AgentConnection) -> dict[str, bool]:
+    """What the agent lets the user do with its sessions (front ends offer only these)."""
+    return {
+        "load": conn.version == 1 and conn.session_capability("load"),
+        "resume": conn.session_capability("resume"),
+        "fork": conn.session_capability("fork"),
+        "close": can_close(conn),
+        "delete": conn.session_capability("delete"),
+        "logout": can_logout(conn),
+    }
+
+
 class SessionAdmin:
     def __init__(self, hub: Hub) -> None:
         self.hub = hub
+
+    async def list(self, cwd: str | None, cursor: str | None, every_page: bool) -> dict[str, Any]:
+        """One page of `session/list`, or with `every_page` all of them (following nextCursor).
+        Sessions open in acpls carry their latest title (`session_info_update`) and `open`."""
+        conn = await self.hub.agent()
+        if not conn.session_capability("list"):
+            raise CommandError("the agent does not list sessions")
+        sessions: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        next_cursor = cursor
+        for _ in range(MAX_LIST_PAGES if every_page else 1):
+            params: dict[str, Any] = {}
+            if cwd:
+                params["cwd"] = cwd
+            if next_cursor:
+                params["cursor"] = next_cursor
+            result = await self.hub.with_auth(conn, "session/list", params)
+            page = result if isinstance(result, dict) else {}
+            listed = page.get("sessions")
+            sessions.extend(s for s in listed or [] if isinstance(s, dict))
+            value = page.get("nextCursor")
+            next_cursor = value if isinstance(value, str) and value and value not in seen else None
+            if next_cursor is None:
+                break
+            seen.add(next_cursor)
+        out: dict[str, Any] = {"sessions": [self._annotated(s) for s in sessions]}
+        if next_cursor is not None:
+            out["nextCursor"] = next_cursor
+        out["offers"] = offers(conn)
+        return out
+
+    def _annotated(self, listed: dict[str, Any]) -> dict[str, Any]:
+        open_session = self.hub.sessions.get(listed.get("sessionId"))  # type: ignore[arg-type]
+        if open_session is None:
+            return listed
+        title = open_session.title or listed.get("title")
+        return {**listed, **({"title": title} if title else {}), "open": True}
+
+    async def fork(self, session_id: Any) -> dict[str, Any]:
+        """`session/fork`: a new session with the conversation so far, now the current one."""
+        session = self.hub.session(session_id)
+        assert session is not None
+        conn = await self.hub.agent()
+        if not conn.session_capability("fork"):
+            raise CommandError("the agent does not fork sessions")
+        params = {"sessionId": session.id, **self.hub.lifecycle_params(conn, session.cwd)}
+        result = await self.hub.with_auth(conn, "session/fork", params)
+        fork_id = result.get("sessionId") if isinstance(result, dict) else None
+        if not isinstance(fork_id, str):
+            raise CommandError(f"the agent answered session/fork with {result!r}", INTERNAL_ERROR)
+        forked = self.hub.adopt_session(fork_id, session.cwd, result)
+        if session.title and forked.title is None:
+            forked.title = session.title
+        return {"sessionId": forked.id, "forkedFrom": session.id}
 
     async def close(self, session_id: Any) -> dict[str, Any]:
         session = self.hub.session(session_id)
