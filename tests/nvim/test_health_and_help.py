@@ -4,6 +4,7 @@ plugin defines its command and mappings without loading its modules."""
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -208,3 +209,58 @@ def test_acpls_install_makes_a_working_server(plain_nvim):
     assert why == ":Acpls install"
     version = nvim.exec_lua("return vim.fn.system({...})", cmd[0], "--version")
     assert version.startswith("acpls ")
+
+
+def _install(nvim) -> list:
+    return nvim.exec_lua(
+        "local out; require('acpls.install').install(function(ok, msg) out = {ok, msg} end,"
+        " {wait = true}); return out"
+    )
+
+
+def test_acpls_install_with_uv_puts_the_server_in_the_plugins_bin(plain_nvim, tmp_path):
+    nvim = plain_nvim
+    nvim.exec_lua("vim.env.UV_CACHE_DIR = ...", str(tmp_path / "uv-cache"))
+    nvim.exec_lua("vim.env.UV_TOOL_DIR = ...", str(tmp_path / "uv-tools"))
+    assert nvim.exec_lua("return require('acpls.install').tool()") == "uv"
+    ok, message = _install(nvim)
+    assert ok, message
+    data = nvim.exec_lua("return vim.fn.stdpath('data')")
+    assert message == f"installed {data}/acpls/bin/acpls (uv)"
+    # Only the installed server counts now: nothing on PATH.
+    nvim.exec_lua("vim.env.PATH = '/usr/bin:/bin'")
+    cmd, why = nvim.exec_lua("return {require('acpls.client').server_cmd()}")
+    assert (cmd, why) == ([f"{data}/acpls/bin/acpls"], ":Acpls install")
+    assert nvim.exec_lua("return vim.fn.system({...})", cmd[0], "--version").startswith("acpls ")
+
+
+@pytest.mark.parametrize("tool", ["uv", "pipx"])
+def test_acpls_install_offline_says_so_and_installs_nothing(plain_nvim, tmp_path, tool):
+    nvim = plain_nvim
+    # No network for either tool: uv offline with an empty cache, pip with no index at all.
+    nvim.exec_lua(
+        "vim.env.UV_OFFLINE = '1'; vim.env.UV_CACHE_DIR = ...;"
+        "vim.env.PIP_NO_INDEX = '1'; vim.env.PIP_FIND_LINKS = ''; vim.env.PIP_EXTRA_INDEX_URL = '';"
+        "vim.env.PIPX_HOME = ...",
+        str(tmp_path / "empty-cache"),
+        str(tmp_path / "pipx-home"),
+    )
+    nvim.exec_lua("require('acpls').setup({install = {tool = ...}})", tool)
+    ok, message = _install(nvim)
+    assert not ok
+    step = "uv tool install" if tool == "uv" else "pipx install"
+    assert message.startswith(f"install: {step} could not reach the package index (PyPI)"), message
+    assert "connect to the network and run :Acpls install again" in message
+    data = nvim.exec_lua("return vim.fn.stdpath('data')")
+    assert not Path(f"{data}/acpls/bin/acpls").exists()
+
+
+def test_acpls_install_names_a_missing_chosen_tool(plain_nvim):
+    nvim = plain_nvim
+    nvim.exec_lua("require('acpls').setup({install = {tool = 'no-such-installer'}})")
+    ok, message = _install(nvim)
+    assert not ok
+    assert (
+        message
+        == "install: install.tool is no-such-installer, and no-such-installer is not on PATH"
+    )

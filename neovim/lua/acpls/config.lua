@@ -67,7 +67,7 @@ local schema = {
     hunk_signs = { add = 'string', change = 'string', delete = 'string' },
     notify_turn_end = 'boolean',
   },
-  install = { dir = 'string', python = 'string', source = 'string' },
+  install = { dir = 'string', python = 'string', source = 'string', tool = 'string' },
 }
 
 M.defaults = {

@@ -51,12 +51,7 @@ function M.check()
   else
     health.warn('the agent cannot be checked without the acpls server')
   end
-  local python = opts.install.python or 'python3'
-  if vim.fn.executable(python) == 1 then
-    health.ok(python .. ' found (for :Acpls install)')
-  else
-    health.warn(python .. ' not found: :Acpls install cannot make a virtualenv')
-  end
+  M.check_installer(opts)
 
   health.start('acpls: running')
   local clients = client.clients()
@@ -71,6 +66,27 @@ function M.check()
       health.warn(('client %d in %s: %s: %s'):format(c.id, c.root_dir, state, tostring(status.message)))
     else
       health.ok(('client %d in %s: %s'):format(c.id, c.root_dir, state))
+    end
+  end
+end
+
+--- Which installer `:Acpls install` would use, or what to install so that it can.
+function M.check_installer(opts)
+  local health = vim.health
+  local tool, why = require('acpls.install').tool(opts)
+  if not tool then
+    health.warn(':Acpls install: ' .. why, 'install it, or unset install.tool')
+  elseif tool ~= 'venv' then
+    health.ok((':Acpls install uses %s'):format(tool))
+  else
+    local python = opts.install.python or 'python3'
+    if vim.fn.executable(python) == 1 then
+      health.ok((':Acpls install uses a virtualenv of %s (uv or pipx would be used if found)'):format(python))
+    else
+      health.warn(
+        ':Acpls install finds neither uv, pipx nor ' .. python,
+        { 'install uv (https://docs.astral.sh/uv/) or pipx', 'or set install.python to a Python 3.11+' }
+      )
     end
   end
 end
