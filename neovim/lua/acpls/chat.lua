@@ -691,59 +691,233 @@ function M.send_selection()
   end)
 end
 
---- `:Acpls load`: pick one of the agent's earlier sessions (its `session/list`) and continue it in
---- a new chat; the agent replays its history into the chat.
+--- Every stored session of the agent here (every page of its `session/list`), then `cb(sessions,
+--- offers)`; `offers` says what the agent lets the user do (load, resume, fork, close, delete).
+function M.list_stored(root, id, cb)
+  client.exec(id, 'acpls.listSessions', { cwd = root, all = true }, function(err, result)
+    if err then
+      vim.notify('acpls: cannot list sessions: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      return
+    end
+    local sessions = type(result) == 'table' and type(result.sessions) == 'table' and result.sessions or {}
+    cb(sessions, type(result) == 'table' and type(result.offers) == 'table' and result.offers or {})
+  end)
+end
+
+--- How a stored session reads in a picker: its title (or id), when it changed, whether it is open.
+function M.stored_label(s)
+  local open = (s.open or by_session[s.sessionId]) and ' (open)' or ''
+  return ('%s%s%s'):format(s.title or s.sessionId, s.updatedAt and (' · ' .. s.updatedAt) or '', open)
+end
+
+--- Continue a stored session in a new chat: `command` is acpls.loadSession (the agent replays its
+--- history into the chat) or acpls.resumeSession (no history; only what comes next).
+function M.open_stored(root, id, s, command)
+  local existing = by_session[s.sessionId]
+  if existing then
+    existing:show(true)
+    return existing
+  end
+  local chat = new_chat(root, id)
+  -- Bound before the request, so the replayed history lands in this chat.
+  chat:bind(s.sessionId)
+  chat.view.session.title = s.title
+  chat:render({ chat.view:header_edit() })
+  chat:show(true)
+  command = command or 'acpls.loadSession'
+  client.exec(id, command, { sessionId = s.sessionId }, function(lerr, res)
+    if lerr then
+      local why = lerr.message or vim.inspect(lerr)
+      chat:note({ '**error**: could not open the session: ' .. why }, 'AcplsToolFailed')
+      by_session[s.sessionId] = nil
+      chat.session_id = nil
+      return
+    end
+    if type(res) == 'table' and type(res.sessionId) == 'string' and res.sessionId ~= s.sessionId then
+      by_session[s.sessionId] = nil
+      chat:bind(res.sessionId)
+    end
+    local how = command == 'acpls.resumeSession' and 'session resumed' or 'session loaded'
+    chat:note({ ('_%s: you can go on from here_'):format(how) })
+  end)
+  return chat
+end
+
+--- `:Acpls load`: pick one of the agent's earlier sessions (every page of its `session/list`) and
+--- continue it in a new chat; the agent replays its history into the chat.
 function M.load_session()
   local root = client.root_for()
   local id = client.ensure(root)
   if not id then
     return
   end
-  client.exec(id, 'acpls.listSessions', { cwd = root }, function(err, result)
-    if err then
-      vim.notify('acpls: cannot list sessions: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
-      return
-    end
-    local sessions = type(result) == 'table' and type(result.sessions) == 'table' and result.sessions or {}
+  M.list_stored(root, id, function(sessions, offers)
     if #sessions == 0 then
       vim.notify('acpls: the agent has no earlier session here')
       return
     end
-    vim.ui.select(sessions, {
-      prompt = 'Load an agent session',
-      format_item = function(s)
-        return ('%s%s'):format(s.title or s.sessionId, s.updatedAt and (' · ' .. s.updatedAt) or '')
-      end,
-    }, function(s)
+    local command = offers.load == false and offers.resume and 'acpls.resumeSession' or 'acpls.loadSession'
+    vim.ui.select(sessions, { prompt = 'Load an agent session', format_item = M.stored_label }, function(s)
+      if s then
+        M.open_stored(root, id, s, command)
+      end
+    end)
+  end)
+end
+
+--- `:Acpls fork`: the agent's copy of this chat's conversation (`session/fork`) in a new chat.
+---@param session_id string? a stored session instead of the current chat's
+function M.fork(session_id, root, id)
+  local from = not session_id and M.current() or nil
+  if not session_id and not (from and from.session_id) then
+    vim.notify('acpls: no chat with a session to fork', vim.log.levels.WARN)
+    return
+  end
+  root = root or (from and from.root) or client.root_for()
+  id = id or (from and from.client_id) or client.ensure(root)
+  if not id then
+    return
+  end
+  local origin = session_id or from.session_id
+  client.exec(id, 'acpls.forkSession', { sessionId = origin }, function(err, res)
+    if err or type(res) ~= 'table' or type(res.sessionId) ~= 'string' then
+      local why = err and (err.message or vim.inspect(err)) or 'bad reply'
+      vim.notify('acpls: cannot fork the session: ' .. why, vim.log.levels.ERROR)
+      return
+    end
+    local chat = new_chat(root, id)
+    chat:bind(res.sessionId)
+    chat.view.session.title = from and from.view.session.title or nil
+    chat:render({ chat.view:header_edit() })
+    chat:note({ ('_forked from %s: the agent remembers the conversation so far_'):format(origin) }, 'AcplsChatMeta')
+    chat:show(true)
+  end)
+end
+
+--- The session of `chat` is gone (closed or deleted): the chat stays readable, and its next
+--- prompt starts a new session.
+local function unbind(chat, why)
+  if chat.session_id then
+    by_session[chat.session_id] = nil
+  end
+  chat.session_id = nil
+  chat.running = false
+  chat.queue = {}
+  chat:note({ ('_%s; the next prompt starts a new session_'):format(why) }, 'AcplsChatMeta')
+end
+
+--- `:Acpls close`: end this chat's session in acpls and, where the agent offers it, in the agent.
+function M.close(chat)
+  chat = chat or M.current()
+  if not (chat and chat.session_id and chat.client_id) then
+    vim.notify('acpls: no chat with a session to close', vim.log.levels.WARN)
+    return
+  end
+  client.exec(chat.client_id, 'acpls.closeSession', { sessionId = chat.session_id }, function(err)
+    if err then
+      vim.notify('acpls: cannot close the session: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      return
+    end
+    unbind(chat, 'session closed')
+  end)
+end
+
+--- Delete a stored session in the agent (`session/delete`); a chat showing it is unbound.
+function M.delete(id, session_id)
+  client.exec(id, 'acpls.deleteSession', { sessionId = session_id }, function(err)
+    if err then
+      vim.notify('acpls: cannot delete the session: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      return
+    end
+    local chat = by_session[session_id]
+    if chat then
+      unbind(chat, 'session deleted')
+    end
+    vim.notify('acpls: session deleted')
+  end)
+end
+
+--- `:Acpls history`: the agent's stored sessions (every page), then what to do with the one picked:
+--- show its chat, load it with its history, resume it without, fork, close or delete it (only
+--- what the agent offers).
+function M.history()
+  local root = client.root_for()
+  local id = client.ensure(root)
+  if not id then
+    return
+  end
+  M.list_stored(root, id, function(sessions, offers)
+    if #sessions == 0 then
+      vim.notify('acpls: the agent has no stored session here')
+      return
+    end
+    vim.ui.select(sessions, { prompt = 'Agent sessions', kind = 'acpls.sessions', format_item = M.stored_label }, function(s)
       if not s then
         return
       end
-      local existing = by_session[s.sessionId]
-      if existing then
-        existing:show(true)
-        return
+      local open = by_session[s.sessionId]
+      local actions = {}
+      local function add(label, run)
+        table.insert(actions, { label = label, run = run })
       end
-      local chat = new_chat(root, id)
-      -- Bound before the request, so the replayed history lands in this chat.
-      chat:bind(s.sessionId)
-      chat.view.session.title = s.title
-      chat:render({ chat.view:header_edit() })
-      chat:show(true)
-      client.exec(id, 'acpls.loadSession', { sessionId = s.sessionId }, function(lerr, res)
-        if lerr then
-          local why = lerr.message or vim.inspect(lerr)
-          chat:note({ '**error**: could not load the session: ' .. why }, 'AcplsToolFailed')
-          by_session[s.sessionId] = nil
-          chat.session_id = nil
-          return
+      if open then
+        add('Show its chat', function()
+          open:show(true)
+        end)
+      else
+        if offers.load then
+          add('Load with its history', function()
+            M.open_stored(root, id, s, 'acpls.loadSession')
+          end)
         end
-        if type(res) == 'table' and type(res.sessionId) == 'string' and res.sessionId ~= s.sessionId then
-          by_session[s.sessionId] = nil
-          chat:bind(res.sessionId)
+        if offers.resume then
+          add('Resume without its history', function()
+            M.open_stored(root, id, s, 'acpls.resumeSession')
+          end)
         end
-        chat:note({ '_session loaded: you can go on from here_' })
+      end
+      if offers.fork then
+        add('Fork into a new chat', function()
+          M.fork(s.sessionId, root, id)
+        end)
+      end
+      if open and offers.close then
+        add('Close', function()
+          M.close(open)
+        end)
+      end
+      if offers.delete then
+        add('Delete', function()
+          M.delete(id, s.sessionId)
+        end)
+      end
+      vim.ui.select(actions, {
+        prompt = s.title or s.sessionId,
+        kind = 'acpls.session_action',
+        format_item = function(a)
+          return a.label
+        end,
+      }, function(a)
+        if a then
+          a.run()
+        end
       end)
     end)
+  end)
+end
+
+--- `:Acpls logout`: sign out of the agent (where it offers to).
+function M.logout()
+  local id = client.ensure()
+  if not id then
+    return
+  end
+  client.exec(id, 'acpls.logout', {}, function(err)
+    if err then
+      vim.notify('acpls: cannot sign out: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+    else
+      vim.notify('acpls: signed out of the agent')
+    end
   end)
 end
 

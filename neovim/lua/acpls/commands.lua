@@ -75,6 +75,30 @@ M.subcommands = {
       chat().load_session()
     end,
   },
+  history = {
+    desc = "the agent's stored sessions: load, resume, fork, close or delete one",
+    run = function()
+      chat().history()
+    end,
+  },
+  fork = {
+    desc = "fork this chat's session into a new chat",
+    run = function()
+      chat().fork()
+    end,
+  },
+  close = {
+    desc = "close this chat's session",
+    run = function()
+      chat().close()
+    end,
+  },
+  logout = {
+    desc = 'sign out of the agent',
+    run = function()
+      chat().logout()
+    end,
+  },
   permissions = {
     desc = 'answer a waiting permission request',
     run = function()

@@ -90,21 +90,24 @@ class SessionAdmin:
         return {**listed, **({"title": title} if title else {}), "open": True}
 
     async def fork(self, session_id: Any) -> dict[str, Any]:
-        """`session/fork`: a new session with the conversation so far, now the current one."""
-        session = self.hub.session(session_id)
-        assert session is not None
+        """`session/fork`: a new session with the conversation so far, now the current one. A
+        stored session the agent listed can be forked without opening it first."""
+        stored = isinstance(session_id, str) and session_id not in self.hub.sessions
+        session = None if stored else self.hub.session(session_id)
+        origin = session.id if session is not None else str(session_id)
+        cwd = session.cwd if session is not None else self.hub.workspace_root()
         conn = await self.hub.agent()
         if not conn.session_capability("fork"):
             raise CommandError("the agent does not fork sessions")
-        params = {"sessionId": session.id, **self.hub.lifecycle_params(conn, session.cwd)}
+        params = {"sessionId": origin, **self.hub.lifecycle_params(conn, cwd)}
         result = await self.hub.with_auth(conn, "session/fork", params)
         fork_id = result.get("sessionId") if isinstance(result, dict) else None
         if not isinstance(fork_id, str):
             raise CommandError(f"the agent answered session/fork with {result!r}", INTERNAL_ERROR)
-        forked = self.hub.adopt_session(fork_id, session.cwd, result)
-        if session.title and forked.title is None:
+        forked = self.hub.adopt_session(fork_id, cwd, result)
+        if session is not None and session.title and forked.title is None:
             forked.title = session.title
-        return {"sessionId": forked.id, "forkedFrom": session.id}
+        return {"sessionId": forked.id, "forkedFrom": origin}
 
     async def close(self, session_id: Any) -> dict[str, Any]:
         session = self.hub.session(session_id)
