@@ -1,0 +1,234 @@
+"""Whole turns of real published agents through the real acpls (tests/real_agents/harness.py):
+follow, permission prompts with every option and an exact preview, allow and reject, command
+output, review of every change (end-of-turn command writes included), rejectAll, cancel, and no
+process left behind. tests/real_agents/README.md lists what each agent does and what acpls does
+about it."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import command
+from tests.real_agents.harness import (
+    AGENTS,
+    CANCEL_SECONDS,
+    COMMAND_OUTPUT,
+    EDITED,
+    REPORT,
+    SHOP,
+    AgentRun,
+    AgentSpec,
+    agent_run,
+    disk_text,
+    preview_result,
+    undo_hunks,
+)
+
+# (agent, custom mode): every agent in custom mode, Claude (v2) and one v1 agent in generic mode.
+VARIANTS = [
+    ("claude-v2", True),
+    ("claude-v1", True),
+    ("gemini", True),
+    ("qwen", True),
+    ("claude-v2", False),
+    ("gemini", False),
+]
+IDS = [f"{agent}-{'custom' if custom else 'generic'}" for agent, custom in VARIANTS]
+
+
+def option_kind(params: dict[str, Any]) -> str:
+    """The tool kind a permission request is about (custom: its tool call; generic: the
+    `"<title> (<kind>)"` message)."""
+    if "toolCall" in params:
+        return params["toolCall"].get("kind") or ""
+    first = params["message"].splitlines()[0]
+    return first.rsplit("(", 1)[-1].rstrip(")")
+
+
+class Answers:
+    """The user's answers to permission prompts: `choice` (an option kind) for every prompt, and
+    what the open file held when each was asked."""
+
+    def __init__(self, run: AgentRun, choice: str) -> None:
+        self.run = run
+        self.choice = choice
+        self.asked: list[tuple[dict[str, Any], str | None]] = []
+        self.generic: list[Any] = []
+        run.editor.answer_permission = self.custom
+        run.editor.answer_message = self.generic_answer
+
+    def _option(self, kind: str, choice: str) -> tuple[str, str, str]:
+        options = self.run.spec.options[kind]
+        return next(o for o in options if o[2] == choice)
+
+    def custom(self, params: Any) -> dict[str, Any]:
+        params = _plain(params)
+        self.asked.append((params, self.run.buffer(self.run.shop)))
+        option_id, _, _ = self._option(option_kind(params), self.choice)
+        return {"optionId": option_id}
+
+    def generic_answer(self, params: Any) -> str:
+        self.generic.append(params)
+        message = {"message": params.message}
+        _, name, _ = self._option(option_kind(message), self.choice)
+        return name
+
+
+def _plain(value: Any) -> Any:
+    from tests.e2e.conftest import as_dict
+
+    return as_dict(value)
+
+
+def check_permissions(run: AgentRun, answers: Answers, kinds: set[str]) -> None:
+    """A prompt for each kind the agent asks about, with every option it sent, in its order; the
+    edit's preview applied to the file as it was gives exactly the agent's result."""
+    spec = run.spec
+    if run.custom:
+        asked = {option_kind(p): (p, text) for p, text in answers.asked}
+        assert set(asked) == kinds, answers.asked
+        for kind, (params, _text) in asked.items():
+            got = [(o["optionId"], o["name"], o["kind"]) for o in params["options"]]
+            assert got == list(spec.options[kind]), params
+        params, text = asked["edit"]
+        assert not params.get("previewProblems"), params
+        assert text == SHOP
+        assert preview_result(SHOP, params["preview"], run.shop) == EDITED, params
+    else:
+        asked_generic = {option_kind({"message": m.message}): m for m in answers.generic}
+        assert set(asked_generic) == kinds, answers.generic
+        for kind, message in asked_generic.items():
+            assert [a.title for a in message.actions] == [o[1] for o in spec.options[kind]]
+        # One "path +added -removed" line for the edit's file.
+        assert f"{run.shop} +1 -1" in asked_generic["edit"].message, asked_generic["edit"]
+
+
+def check_follow(run: AgentRun) -> None:
+    """The editor was taken to every file the agent sent as a location (custom mode compares
+    with the locations it sent; generic mode has only window/showDocument to go by)."""
+    followed = set(run.follows())
+    assert str(run.shop) in followed, run.follows()
+    if run.custom:
+        located = run.located_paths()
+        assert str(run.shop) in located
+        assert set(located) <= followed, (located, run.follows())
+
+
+def check_command_output(run: AgentRun) -> None:
+    spec = run.spec
+    if not run.custom:
+        if spec.output_via is not None:
+            assert any(COMMAND_OUTPUT in t for t in run.transcripts()), run.transcripts()
+        return
+    calls = run.tool_calls().values()
+    if spec.output_via == "terminal":
+        assert COMMAND_OUTPUT in run.terminal_text()
+    elif spec.output_via == "content":
+        texts = [
+            item["content"].get("text", "")
+            for call in calls
+            for item in call.get("content") or []
+            if item.get("type") == "content"
+        ]
+        assert any(COMMAND_OUTPUT in t for t in texts), list(calls)
+    elif spec.output_via == "rawOutput":
+        assert any(COMMAND_OUTPUT in str(c.get("rawOutput")) for c in calls), list(calls)
+
+
+def check_review(run: AgentRun, files: list[dict[str, Any]]) -> None:
+    """Both changes of the turn, exactly: undoing every hunk gives the original bytes back."""
+    by_path = {f["path"]: f for f in files}
+    assert set(by_path) == {str(run.shop), str(run.report)}, files
+    shop, report = by_path[str(run.shop)], by_path[str(run.report)]
+    assert shop["status"] == "modified" and "note" not in shop, shop
+    assert shop["sessionId"] == run.session_id
+    assert undo_hunks(EDITED, shop["hunks"]) == SHOP, shop
+    assert report["status"] == "added" and "note" not in report, report
+    assert report.get("sessionId") == run.session_id, report
+    assert undo_hunks(REPORT, report["hunks"]) == "", report
+
+
+def file_text(run: AgentRun) -> str | None:
+    """shop.py as the user sees it: the open buffer."""
+    return run.buffer(run.shop)
+
+
+def variant(agent: str) -> AgentSpec:
+    return AGENTS[agent]
+
+
+@pytest.mark.parametrize(("agent", "custom"), VARIANTS, ids=IDS)
+async def test_edit_turn_allowed_then_review_and_reject_all(
+    agent: str, custom: bool, tmp_path: Path, server_env: dict[str, str]
+):
+    spec = variant(agent)
+    async with agent_run(spec, "edit_turn", tmp_path, server_env, custom=custom) as run:
+        run.open(run.shop)
+        answers = Answers(run, "allow_once")
+        result = await run.prompt("Round the total and write a report")
+        assert result["stopReason"] == "end_turn", run.log()
+        run.editor_notices_disk()
+        # Allowed: the agent's text in the open buffer and, saved or written by the agent, on disk.
+        assert file_text(run) == EDITED, run.log()
+        if spec.writes_through_client:
+            # Its write went to the open buffer (workspace/applyEdit), unsaved, as an editor's own.
+            assert disk_text(run.shop) == SHOP
+            run.save_all()
+        assert disk_text(run.shop) == EDITED
+        assert disk_text(run.report) == REPORT
+        check_permissions(run, answers, {"edit", "execute"})
+        check_follow(run)
+        check_command_output(run)
+        check_review(run, await run.review())
+        # rejectAll restores the original exactly (the open buffer, and on disk once saved).
+        assert await run.reject_all() == []
+        run.editor_notices_disk()
+        assert file_text(run) == SHOP
+        run.save_all()
+        assert disk_text(run.shop) == SHOP
+        assert not run.report.exists()
+        await run.exit_editor()
+
+
+@pytest.mark.parametrize(("agent", "custom"), VARIANTS, ids=IDS)
+async def test_edit_rejected_changes_nothing(
+    agent: str, custom: bool, tmp_path: Path, server_env: dict[str, str]
+):
+    spec = variant(agent)
+    async with agent_run(spec, "reject_turn", tmp_path, server_env, custom=custom) as run:
+        run.open(run.shop)
+        answers = Answers(run, "reject_once")
+        result = await run.prompt("Round the total")
+        assert result["stopReason"] == "end_turn", run.log()
+        run.editor_notices_disk()
+        assert len(answers.asked) + len(answers.generic) == 1, run.log()
+        assert file_text(run) == SHOP and disk_text(run.shop) == SHOP
+        assert not [e for e in run.editor.edits if str(run.shop.name) in str(e)], run.editor.edits
+        assert await run.review() == []
+        await run.exit_editor()
+
+
+@pytest.mark.parametrize(("agent", "custom"), VARIANTS, ids=IDS)
+async def test_cancel_while_the_model_stalls(
+    agent: str, custom: bool, tmp_path: Path, server_env: dict[str, str]
+):
+    spec = variant(agent)
+    async with agent_run(spec, "cancel", tmp_path, server_env, custom=custom) as run:
+        turn = asyncio.ensure_future(run.prompt("Look at shop.py"))
+        stalled = await asyncio.to_thread(run.model.stalled.wait, 120)
+        assert stalled and not turn.done(), run.log()
+        started = time.monotonic()
+        await run.cancel()
+        result = await asyncio.wait_for(turn, CANCEL_SECONDS)
+        took = time.monotonic() - started
+        assert result["stopReason"] == "cancelled", (result, took)
+        # acpls still answers, and the session is still there.
+        sessions = await asyncio.wait_for(command(run.client, "acpls.sessions", {}), 10)
+        assert run.session_id in [s["sessionId"] for s in sessions["sessions"]]
+        assert disk_text(run.shop) == SHOP
+        await run.exit_editor()
