@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lsprotocol import types
 
 from tests.e2e.conftest import agent_log, command, notifications, scripted, start
@@ -342,3 +343,28 @@ async def test_always_allow_rule_answers_the_next_request_in_a_new_session(
     assert autos and autos[-1]["ruleId"] == rules["rules"][0]["ruleId"]
     removed = await command(client, "acpls.removeRule", {"ruleId": rules["rules"][0]["ruleId"]})
     assert removed["rules"] == []
+
+
+@pytest.mark.parametrize("agent_name", ["scripted-agent", "gemini-cli"])
+async def test_reading_a_missing_file(client, workspace, tmp_path, agent_name):
+    """ACP's ResourceNotFound, worded as the ACP SDK words it; Gemini CLI (which cannot tell it
+    from other errors) gets a missing file as empty, so its write_file can create new files."""
+    log = tmp_path / "agent.jsonl"
+    read = {
+        "request": "fs/read_text_file",
+        "params": {"sessionId": "$sessionId", "path": "$cwd/new.md"},
+    }
+    script = {
+        "protocol": 1,
+        "on_initialize": {"agentInfo": {"name": agent_name, "version": "1"}},
+        "on_prompt": [read],
+    }
+    await start(client, workspace, scripted(script, log), custom=True)
+    await command(client, "acpls.prompt", {"text": "read"})
+    (answer,) = results(log)
+    if agent_name == "gemini-cli":
+        assert answer == {"content": ""}
+    else:
+        assert answer["code"] == -32002, answer
+        assert answer["message"].startswith("Resource not found: "), answer
+    assert not (workspace / "new.md").exists()

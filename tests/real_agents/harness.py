@@ -54,6 +54,8 @@ OLD_LINE = "    return sum(prices)\n"
 NEW_LINE = "    return round(sum(prices), 2)\n"
 EDITED = SHOP.replace(OLD_LINE, NEW_LINE)
 REPORT = "total rounded\n"
+# What `write_turn` makes the agent write into the new file notes.md.
+NOTES = "# Notes\n\nTotals are rounded to cents.\n"
 COMMAND_OUTPUT = "report-written"
 # The marker every process of one run inherits: found in /proc/*/environ after the editor exits,
 # it catches children that left the agent's process tree (reparented to init) as well.
@@ -276,6 +278,10 @@ class AgentRun:
     @property
     def shop(self) -> Path:
         return self.workspace / "shop.py"
+
+    @property
+    def notes(self) -> Path:
+        return self.workspace / "notes.md"
 
     @property
     def report(self) -> Path:

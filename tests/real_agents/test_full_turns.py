@@ -19,6 +19,7 @@ from tests.real_agents.harness import (
     CANCEL_SECONDS,
     COMMAND_OUTPUT,
     EDITED,
+    NOTES,
     REPORT,
     SHOP,
     AgentRun,
@@ -48,6 +49,12 @@ def option_kind(params: dict[str, Any]) -> str:
         return params["toolCall"].get("kind") or ""
     first = params["message"].splitlines()[0]
     return first.rsplit("(", 1)[-1].rstrip(")")
+
+
+def edit_request(run: AgentRun, answers: Answers) -> dict[str, Any]:
+    """The one permission request about an edit (custom mode)."""
+    (params,) = [p for p, _text in answers.asked if option_kind(p) == "edit"]
+    return params
 
 
 class Answers:
@@ -231,4 +238,34 @@ async def test_cancel_while_the_model_stalls(
         sessions = await asyncio.wait_for(command(run.client, "acpls.sessions", {}), 10)
         assert run.session_id in [s["sessionId"] for s in sessions["sessions"]]
         assert disk_text(run.shop) == SHOP
+        await run.exit_editor()
+
+
+@pytest.mark.parametrize(("agent", "custom"), VARIANTS, ids=IDS)
+async def test_new_file_written_then_rejected(
+    agent: str, custom: bool, tmp_path: Path, server_env: dict[str, str]
+):
+    spec = variant(agent)
+    async with agent_run(spec, "write_turn", tmp_path, server_env, custom=custom) as run:
+        answers = Answers(run, "allow_once")
+        result = await run.prompt("Write the notes")
+        assert result["stopReason"] == "end_turn", run.log()
+        assert disk_text(run.notes) == NOTES, run.log()
+        if custom:
+            # The preview creates the file with exactly the agent's text.
+            params = edit_request(run, answers)
+            assert not params.get("previewProblems"), params
+            kinds = [c.get("kind") for c in params["preview"]["documentChanges"]]
+            assert "create" in kinds, params
+            assert preview_result("", params["preview"], run.notes) == NOTES, params
+            assert str(run.notes) in run.follows()
+        else:
+            (message,) = answers.generic
+            assert f"{run.notes} +3 -0" in message.message, message
+        (added,) = await run.review()
+        assert added["path"] == str(run.notes) and added["status"] == "added", added
+        assert added.get("sessionId") == run.session_id and "note" not in added, added
+        assert undo_hunks(NOTES, added["hunks"]) == "", added
+        assert await run.reject_all() == []
+        assert not run.notes.exists()
         await run.exit_editor()

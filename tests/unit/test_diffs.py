@@ -236,6 +236,22 @@ def test_v1_stale_old_text_is_reported_and_left_out():
     ]
 
 
+def test_v1_empty_old_text_of_a_missing_file_is_a_new_file():
+    # Qwen Code's write_file of a new file: `oldText: ""`, not null.
+    item = {"type": "diff", "path": "/w/new.md", "oldText": "", "newText": "# N\n\nx\n"}
+    result = edit_of(item, {})
+    assert result.problems == []
+    create, _text = result.edit["documentChanges"]
+    assert create["kind"] == "create"
+    assert apply_workspace_edit(result.edit, {}) == {"/w/new.md": "# N\n\nx\n"}
+    assert result.files == [FileSummary("/w/new.md", 3, 0, "add")]
+    # An existing empty file is the whole-file pre-image; a file with text cannot place "".
+    assert apply_workspace_edit(edit_of(item, {"/w/new.md": ""}).edit, {"/w/new.md": ""}) == {
+        "/w/new.md": "# N\n\nx\n"
+    }
+    assert edit_of(item, {"/w/new.md": "other\n"}).edit["documentChanges"] == []
+
+
 def test_v1_new_file_that_already_has_text_is_stale():
     result = edit_of({"type": "diff", "path": "/w/n", "newText": "x\n"}, {"/w/n": "other\n"})
     assert result.problems == ["pre-image of /w/n no longer matches the file"]

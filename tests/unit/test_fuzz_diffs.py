@@ -130,8 +130,12 @@ class DiffMachine(RuleBasedStateMachine):
         if old is None:
             item.pop("oldText")
         # A new-file diff is fresh only when the file is not there (or empty); a modify diff only
-        # when its oldText is the current text.
-        fresh = (not current) if old is None else (current is not None and old == current)
+        # when its oldText is the current text, or is "" for a file not there (a new file, as
+        # Qwen Code sends it).
+        if old is None:
+            fresh = not current
+        else:
+            fresh = old == current or (old == "" and current is None)
         self.check(item, path, new_text, fresh, accept)
 
     @precondition(lambda self: bool(self.files))

@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from acpls.acp.transport import INTERNAL_ERROR, INVALID_PARAMS, AcpError
+from acpls.acp.transport import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, AcpError
 from acpls.core import ports
 from acpls.core.session import PendingPermission, Session
 from acpls.editor import messages as msg
@@ -312,8 +312,14 @@ class AgentRequests:
         session = self._session(params)
         path = await self.check_path(session, params.get("path"), "read")
         text = self.current_text(path)
+        if text is None and self._reads_missing_as_empty() and not os.path.lexists(path):
+            # Gemini CLI tells a missing file by a Node ENOENT error, which no JSON-RPC error
+            # becomes on its side: its write_file of a new file would fail. It reads this way only
+            # to make an edit (its read_file checks the disk itself), where a missing file means
+            # "empty, new": answered as such, and nothing is recorded as read.
+            return {"content": ""}
         if text is None:
-            raise AcpError(-32002, f"cannot read {path}: no such text file")
+            raise _not_readable(path)
         self._read_texts[path] = text
         self.hub.review.agent_read(path, text)
         line, limit = params.get("line"), params.get("limit")
@@ -323,6 +329,10 @@ class AgentRequests:
             start = line if isinstance(line, int) and line > 0 else 1
             self.hub.move_follow(FollowTarget(session.id, "fs/read_text_file", path, start, "read"))
         return {"content": text}
+
+    def _reads_missing_as_empty(self) -> bool:
+        conn = self.hub.connection
+        return conn is not None and conn.agent_info.get("name") in _MISSING_READS_EMPTY
 
     async def write_text_file(self, params: Any) -> dict[str, Any]:
         session = self._session(params)
@@ -486,6 +496,19 @@ def _terminal_errors() -> Iterator[None]:
         yield
     except TerminalError as exc:
         raise AcpError(exc.code, exc.message) from exc
+
+
+# Agents (by `agentInfo.name`) that cannot tell a missing file from an error over ACP.
+_MISSING_READS_EMPTY = frozenset({"gemini-cli"})
+
+
+def _not_readable(path: str) -> AcpError:
+    """ACP's ResourceNotFound, worded as the ACP SDK words it: agents tell a missing file from
+    other failures by this text (Gemini CLI's write_file treats any other error as "the file
+    exists but cannot be read" and refuses to create it)."""
+    if not os.path.lexists(path):
+        return AcpError(RESOURCE_NOT_FOUND, f"Resource not found: {path}", {"uri": path})
+    return AcpError(RESOURCE_NOT_FOUND, f"cannot read {path}: not a UTF-8 text file", {"uri": path})
 
 
 def _slice(text: str, line: Any, limit: Any) -> str:

@@ -455,6 +455,14 @@ class _EditBuilder:
 
     def _render_v1_modify(self, change: DiffChange, full: FullText, path: str) -> None:
         current = self.read_current(path)
+        if current is None and full.old_text == "":
+            # A file not there yet with an empty pre-image is a new file (Qwen Code sends
+            # `oldText: ""` rather than null for the files it creates).
+            added, removed = line_counts("", full.new_text)
+            self.files[-1] = attrs.evolve(self.files[-1], operation="add")
+            change = attrs.evolve(change, operation="add")
+            self._render_add(change, None, full, f"+{added} -{removed}")
+            return
         placed = place_v1(full, current)
         if isinstance(placed, Unplaced):
             self.problems.append(_unplaced(path, placed.reason))
