@@ -243,6 +243,7 @@ async def test_cancel_while_the_model_stalls(
         await run.cancel()
         result = await asyncio.wait_for(turn, CANCEL_SECONDS)
         took = time.monotonic() - started
+        print(f"{agent}: the cancelled turn ended {took:.2f}s after acpls.cancel")
         assert result["stopReason"] == "cancelled", (result, took)
         # acpls still answers, and the session is still there.
         sessions = await asyncio.wait_for(command(run.client, "acpls.sessions", {}), 10)
