@@ -40,7 +40,7 @@ $(APT_STAMP):
 apt-base: $(APT_STAMP)
 
 test-python: $(STAMP) apt-base
-	$(PY) -m pytest -q -n $(PYTEST_WORKERS) -m "not nvim and not vscode and not slow and not editors and not interop and not real_agents" $(PYTEST_ARGS)
+	$(PY) -m pytest -q -n $(PYTEST_WORKERS) -m "not nvim and not vscode and not vsix and not slow and not editors and not interop and not real_agents" $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check server tests bench

@@ -1,5 +1,7 @@
 # VS Code extension (included by the top-level Makefile).
-#   make vsix          dist/acpls-<version>.vsix, with the acpls server bundled inside
+#   make vsix          dist/acpls-<version>-<target>.vsix for each VS Code target, each with the
+#                      acpls server, its dependencies for that platform and that platform's uv
+#   make test-vsix     checks what each package holds (wheels, modules, uv's architecture)
 #   make test-ts       tsc --strict on every TypeScript file, then the unit tests (node:test)
 #   make test-vscode   end to end in a real VS Code: code-server + Debian chromium + playwright-core
 #   make lint-ts       tsc --strict only
@@ -20,18 +22,24 @@ CODE_SERVER_STAMP := $(CODE_SERVER_DIR).stamp
 CODE_SERVER       := $(CODE_SERVER_DIR)/node_modules/code-server/out/node/entry.js
 CODE_SERVER_VSCODE := $(CODE_SERVER_DIR)/node_modules/code-server/lib/vscode
 VSX_VERSION       := $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' server/acpls/__init__.py)
-VSIX              := dist/acpls-$(VSX_VERSION).vsix
-VSX_BUNDLE        := $(VSX_DIR)/bundled/libs
-VSX_BUNDLE_STAMP  := $(VSX_DIR)/bundled/.built
+VSX_TARGETS       := linux-x64 linux-arm64 darwin-x64 darwin-arm64 win32-x64
+# The uv each package carries (PyPI's uv wheel for the target): it gets a Python where none is.
+VSX_UV_VERSION    := 0.13.9
+vsix_of            = dist/acpls-$(VSX_VERSION)-$(1).vsix
+VSIXES            := $(foreach t,$(VSX_TARGETS),$(call vsix_of,$(t)))
+# The package the end-to-end tests install (this machine's).
+VSIX              := $(call vsix_of,linux-x64)
+VSX_BUILD         := build/vsix
+VSX_WHEEL         := $(VSX_BUILD)/wheel/acpls-$(VSX_VERSION)-py3-none-any.whl
 VSX_SOURCES       := $(shell find $(VSX_DIR)/src $(VSX_DIR)/media -type f 2>/dev/null) \
                      $(VSX_DIR)/package.json $(VSX_DIR)/esbuild.mjs $(VSX_DIR)/.vscodeignore $(VSX_DIR)/README.md
 VSX_SERVER_SOURCES := pyproject.toml $(shell find server/acpls -name '*.py' 2>/dev/null)
 VSX_ARTIFACTS     := test-artifacts/vscode
 VSX_E2E_PYTHON    := $(firstword $(wildcard /usr/bin/python3) $(abspath $(PY)))
 
-VSCODE_TEST_TARGETS := test-ts test-vscode
+VSCODE_TEST_TARGETS := test-ts test-vsix test-vscode
 
-.PHONY: vsix test-ts test-vscode lint-ts vscode-deps code-server
+.PHONY: vsix test-vsix test-ts test-vscode lint-ts vscode-deps code-server
 
 # Debian packages: chromium for the browser, ripgrep for VS Code's search, and the headers that
 # code-server's native modules compile against. Only what is missing is installed.
@@ -75,28 +83,43 @@ code-server: $(CODE_SERVER_STAMP)
 
 vscode-deps: $(VSX_APT_STAMP) $(VSX_NPM_STAMP) $(CODE_SERVER_STAMP)
 
-# The acpls server and its dependencies, bundled for `python -m acpls` with PYTHONPATH pointing here
-# (no pip step for the user). watchfiles (abi3) and orjson (one module per CPython) are compiled:
-# the bundle holds linux x86_64 wheels, orjson's for CPython 3.11 to 3.14 side by side, so the .vsix
-# is marked --target linux-x64 and runs on any of those Pythons.
-$(VSX_BUNDLE_STAMP): $(VSX_SERVER_SOURCES) $(VSX_DIR)/scripts/add_compiled_wheels.py | $(STAMP)
-	rm -rf $(VSX_BUNDLE) && mkdir -p $(VSX_BUNDLE)
-	set -o pipefail; $(PIP) install -q --no-compile --disable-pip-version-check --target $(VSX_BUNDLE) . 2>&1 \
+# The server as one pure wheel, then per target: that wheel installed for the target's platform and
+# CPython 3.11 to 3.14 (compiled modules side by side), plus uv (scripts/bundle.py).
+$(VSX_WHEEL): $(VSX_SERVER_SOURCES) | $(STAMP)
+	rm -rf $(@D) && mkdir -p $(@D)
+	set -o pipefail; $(PIP) wheel -q --no-deps --disable-pip-version-check -w $(@D) . 2>&1 \
 	  | { grep -v '^WARNING: Location' || true; }
-	set -o pipefail; $(PY) $(VSX_DIR)/scripts/add_compiled_wheels.py $(VSX_BUNDLE) 3.11 3.12 3.13 3.14 2>&1 \
-	  | { grep -v '^WARNING: Location' || true; }
-	rm -rf $(VSX_BUNDLE)/bin
+
+$(VSX_BUILD)/%/.bundled: $(VSX_WHEEL) $(VSX_DIR)/scripts/bundle.py
+	set -o pipefail; $(PY) $(VSX_DIR)/scripts/bundle.py $* $(VSX_WHEEL) $(VSX_BUILD)/$*/bundled \
+	  --uv-version $(VSX_UV_VERSION) 2>&1 | { grep -v '^WARNING: Location' || true; }
 	touch $@
 
-$(VSIX): $(VSX_NPM_STAMP) $(VSX_BUNDLE_STAMP) $(VSX_SOURCES)
+# Each package is made from a staging copy of the extension with only its target's bundle, so the
+# five can be built one after another (or at once) without touching vscode-extension/.
+$(VSX_BUILD)/extension.built: $(VSX_NPM_STAMP) $(VSX_SOURCES)
 	@v=$$(node -p "require('./$(VSX_DIR)/package.json').version"); \
 	  if [ "$$v" != "$(VSX_VERSION)" ]; then echo "package.json version $$v differs from acpls $(VSX_VERSION)"; exit 1; fi
-	@mkdir -p $(@D)
 	cd $(VSX_DIR) && node esbuild.mjs --production
-	cd $(VSX_DIR) && npx vsce package --target linux-x64 --allow-missing-repository --skip-license \
-	  --out ../$(VSIX) >/dev/null
-	@echo "built $(VSIX)"
-vsix: $(VSIX)
+	@mkdir -p $(@D) && touch $@
+
+dist/acpls-$(VSX_VERSION)-%.vsix: $(VSX_BUILD)/%/.bundled $(VSX_BUILD)/extension.built
+	@mkdir -p $(@D)
+	rm -rf $(VSX_BUILD)/$*/stage && mkdir -p $(VSX_BUILD)/$*/stage
+	cp -r $(VSX_DIR)/package.json $(VSX_DIR)/README.md $(VSX_DIR)/.vscodeignore $(VSX_DIR)/dist \
+	  $(VSX_DIR)/media $(VSX_BUILD)/$*/bundled $(VSX_BUILD)/$*/stage/
+	cd $(VSX_BUILD)/$*/stage && $(abspath $(VSX_DIR))/node_modules/.bin/vsce package --no-dependencies \
+	  --target $* --allow-missing-repository --skip-license --out $(abspath $@) >/dev/null
+	@echo "built $@"
+
+# Keep each target's bundle between runs (make would delete it as an intermediate file).
+.PRECIOUS: $(VSX_BUILD)/%/.bundled
+
+vsix: $(VSIXES)
+
+test-vsix: $(VSIXES) $(STAMP)
+	VSIX_DIR=$(abspath dist) VSIX_VERSION=$(VSX_VERSION) $(PY) -m pytest -q -p no:cacheprovider \
+	  -m vsix tests/install/test_vsix.py $(PYTEST_ARGS)
 
 lint-ts: $(VSX_NPM_STAMP)
 	cd $(VSX_DIR) && npm run -s lint
@@ -111,5 +134,6 @@ test-vscode: $(VSIX) $(CODE_SERVER_STAMP) $(VSX_APT_STAMP) $(STAMP)
 	@rm -rf $(VSX_ARTIFACTS) && mkdir -p $(VSX_ARTIFACTS)
 	cd $(VSX_DIR) && node esbuild.mjs --e2e
 	CODE_SERVER="$(abspath $(CODE_SERVER))" VSIX="$(abspath $(VSIX))" ACPLS_PYTHON="$(VSX_E2E_PYTHON)" \
+	  UV_ARCHIVE_PYTHON="$(abspath $(PY))" \
 	  ARTIFACTS="$(abspath $(VSX_ARTIFACTS))" REPO_ROOT="$(CURDIR)" \
 	  node --test --test-reporter=spec --test-timeout=240000 $(VSX_DIR)/out/test/e2e/

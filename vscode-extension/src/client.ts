@@ -1,10 +1,9 @@
 // Starts the acpls server over stdio with vscode-languageclient, from the copy bundled in the .vsix
-// (`python -m acpls` with PYTHONPATH=bundled/libs), and keeps it: start, stop and restart are
+// (`python -m acpls` with PYTHONPATH=bundled/libs, on the Python src/python.ts finds or gets), and keeps it: start, stop and restart are
 // serialized, settings go out as initializationOptions and didChangeConfiguration, and the
 // handlers of the acpls/* messages (registered once, by the features) are attached to every client
 // the extension starts. Incoming params are checked against protocol.ts before any handler sees them.
 
-import { execFile } from "node:child_process";
 import * as path from "node:path";
 import * as readline from "node:readline";
 import * as vscode from "vscode";
@@ -34,6 +33,7 @@ import {
 } from "./protocol";
 import { ServerLogParser } from "./model/serverLog";
 import { type ServerKey, validateSettings } from "./model/settings";
+import { findPython } from "./python";
 
 type Params<M extends ServerMethod> = ReturnType<(typeof SERVER_MESSAGES)[M]>;
 type NotificationHandler<M extends ServerMethod> = (params: Params<M>) => void;
@@ -52,46 +52,6 @@ class AcplsCapability implements StaticFeature {
 }
 
 export type ClientState = "stopped" | "starting" | "running";
-
-/** The Python that runs the server: the setting, else the Python extension's interpreter, else python3. */
-export async function resolvePython(scope: vscode.Uri | undefined, log: vscode.LogOutputChannel): Promise<string> {
-  const configured = vscode.workspace.getConfiguration("acpls", scope).get<string>("python", "").trim();
-  if (configured !== "") return configured.replace(/^~(?=\/|$)/, process.env.HOME ?? "~");
-  const extension = vscode.extensions.getExtension("ms-python.python");
-  if (extension !== undefined) {
-    try {
-      const api = (extension.isActive ? extension.exports : await extension.activate()) as PythonApi | undefined;
-      const active = api?.environments?.getActiveEnvironmentPath?.(scope);
-      const resolved = active === undefined ? undefined : await api?.environments?.resolveEnvironment?.(active);
-      const executable = resolved?.executable?.uri?.fsPath;
-      if (typeof executable === "string" && executable !== "") return executable;
-    } catch (error) {
-      log.warn(`The Python extension did not give an interpreter (${String(error)}); using python3`);
-    }
-  }
-  return "python3";
-}
-
-type PythonApi = {
-  environments?: {
-    getActiveEnvironmentPath?: (resource?: vscode.Uri) => { id: string; path: string };
-    resolveEnvironment?: (env: { id: string; path: string }) => Promise<{ executable?: { uri?: vscode.Uri } } | undefined>;
-  };
-};
-
-/** Checks that `python` runs and is 3.11 or newer; throws an error that says what to do. */
-export async function checkPython(python: string): Promise<void> {
-  const version = await new Promise<string>((resolve, reject) => {
-    execFile(python, ["-c", "import sys; print('%d.%d' % sys.version_info[:2])"], { timeout: 15_000 }, (error, stdout) => {
-      if (error !== null) reject(new Error(`cannot run ${python} (${error.message}); set acpls.python to a Python 3.11+`));
-      else resolve(stdout.trim());
-    });
-  });
-  const [major, minor] = version.split(".").map(Number);
-  if (major === undefined || minor === undefined || major < 3 || (major === 3 && minor < 11)) {
-    throw new Error(`acpls needs Python 3.11 or newer, and ${python} is ${version}; set acpls.python`);
-  }
-}
 
 export function readServerSettings(log: vscode.LogOutputChannel): Record<string, unknown> {
   const config = vscode.workspace.getConfiguration("acpls");
@@ -192,8 +152,7 @@ export class AcplsClient implements vscode.Disposable {
       const [command, ...args] = override as [string, ...string[]];
       return { command, args, options: { cwd, env: { ...process.env, PYTHONUNBUFFERED: "1" } } };
     }
-    const python = await resolvePython(folder, this.log);
-    await checkPython(python);
+    const { python } = await findPython(this.context, folder, this.log);
     const bundled = this.context.asAbsolutePath(path.join("bundled", "libs"));
     const pythonPath = [bundled, process.env.PYTHONPATH].filter((p) => p !== undefined && p !== "").join(path.delimiter);
     return {

@@ -1,0 +1,130 @@
+"""Bundle the acpls server for one VS Code target: everything `python -m acpls` imports, for that
+platform and CPython 3.11 to 3.14, plus the `uv` binary of that platform (from PyPI's `uv` wheel),
+which the extension uses to get a Python when the machine has none.
+
+    python bundle.py TARGET ACPLS_WHEEL OUT_DIR --uv-version X.Y.Z
+
+OUT_DIR/libs is a `pip install --target` of the acpls wheel made for the target's platform tags,
+once per CPython version and merged: pure packages are the same for every version, and compiled
+modules carry the version in their file name (orjson: `*.cpython-312-darwin.so`), so the versions'
+modules sit side by side and each Python imports its own. abi3 modules (watchfiles) serve them all.
+OUT_DIR/bin holds `uv` (`uv.exe` on Windows).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+PYTHONS = ("3.11", "3.12", "3.13", "3.14")
+
+# VS Code target -> the wheel platform tags pip may take for it, best first.
+PLATFORMS: dict[str, tuple[str, ...]] = {
+    "linux-x64": ("manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64"),
+    "linux-arm64": ("manylinux_2_28_aarch64", "manylinux_2_17_aarch64", "manylinux2014_aarch64"),
+    "darwin-x64": ("macosx_11_0_x86_64", "macosx_10_15_x86_64", "macosx_10_12_x86_64"),
+    "darwin-arm64": ("macosx_11_0_arm64", "macosx_10_15_universal2", "macosx_10_12_universal2"),
+    "win32-x64": ("win_amd64",),
+}
+UV_PLATFORMS: dict[str, tuple[str, ...]] = {
+    "linux-x64": ("manylinux_2_17_x86_64", "musllinux_1_1_x86_64"),
+    "linux-arm64": ("manylinux_2_17_aarch64", "manylinux_2_28_aarch64"),
+    "darwin-x64": ("macosx_10_12_x86_64",),
+    "darwin-arm64": ("macosx_11_0_arm64",),
+    "win32-x64": ("win_amd64",),
+}
+
+
+def pip(*args: str) -> None:
+    command = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", *args]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed:\n{done.stdout}{done.stderr}")
+
+
+def platform_args(tags: tuple[str, ...]) -> list[str]:
+    return [arg for tag in tags for arg in ("--platform", tag)]
+
+
+def install_for(target: str, wheel: Path, python: str, into: Path) -> None:
+    pip(
+        "install",
+        "--no-compile",
+        "--only-binary=:all:",
+        "--implementation",
+        "cp",
+        "--python-version",
+        python,
+        *platform_args(PLATFORMS[target]),
+        "--target",
+        str(into),
+        str(wheel),
+    )
+
+
+def merge(source: Path, into: Path) -> int:
+    """Copy every file of `source` that `into` lacks; the number copied."""
+    added = 0
+    for path in source.rglob("*"):
+        if path.is_file():
+            dest = into / path.relative_to(source)
+            if not dest.exists():
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(path, dest)
+                added += 1
+    return added
+
+
+def bundle_libs(target: str, wheel: Path, libs: Path, work: Path) -> None:
+    for python in PYTHONS:
+        staged = work / f"libs-{python}"
+        install_for(target, wheel, python, staged)
+        merge(staged, libs)
+    shutil.rmtree(libs / "bin", ignore_errors=True)  # console scripts of the build machine
+
+
+def bundle_uv(target: str, version: str, bin_dir: Path, work: Path) -> Path:
+    downloads = work / "uv"
+    pip(
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        *platform_args(UV_PLATFORMS[target]),
+        "-d",
+        str(downloads),
+        f"uv=={version}",
+    )
+    (wheel,) = downloads.glob("uv-*.whl")
+    name = "uv.exe" if target.startswith("win32") else "uv"
+    with zipfile.ZipFile(wheel) as archive:
+        (member,) = [m for m in archive.namelist() if m.endswith(f".data/scripts/{name}")]
+        bin_dir.mkdir(parents=True, exist_ok=True)
+        binary = bin_dir / name
+        binary.write_bytes(archive.read(member))
+    binary.chmod(binary.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return binary
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("target", choices=sorted(PLATFORMS))
+    parser.add_argument("wheel", type=Path, help="the acpls wheel (pure Python)")
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--uv-version", required=True)
+    args = parser.parse_args()
+    shutil.rmtree(args.out, ignore_errors=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        bundle_libs(args.target, args.wheel.resolve(), args.out / "libs", Path(tmp))
+        uv = bundle_uv(args.target, args.uv_version, args.out / "bin", Path(tmp))
+    print(f"bundled acpls for {args.target} in {args.out} (uv: {uv.name})", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
