@@ -103,8 +103,20 @@ class ReviewController:
         if state.get("status") == "completed":
             for path in paths:
                 if self.store.is_tracked(path):
-                    self.store.changed(path, self.hub.agent_requests.current_text(path))
+                    self.store.changed(path, self._text_after_tool(path))
             self.publish()
+
+    def _text_after_tool(self, path: str) -> str | None:
+        """The file's text when a tool call completes: the editor's (an fs write lands in the
+        open buffer), except where the agent wrote the disk past the editor and the watcher
+        has already recorded that text: a buffer the editor has not reloaded yet must not undo
+        it (its later reload would then be taken for the user's edit, and the agent's change
+        would vanish from the review)."""
+        text = self.hub.agent_requests.current_text(path)
+        recorded = self.store.current_text(path)
+        if text != recorded and recorded == _read_disk(path):
+            return recorded
+        return text
 
     def _baseline_from_diff(self, session: Session, diff: AcpDiff, path: str) -> None:
         """Record the file's pre-turn text when a diff for it first shows up. The text is never
@@ -246,6 +258,14 @@ class ReviewController:
         watch, self._watch = self._watch, None
         if watch is not None:
             await watch.watcher.stop(flush=False)
+
+
+def _read_disk(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            return handle.read()
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 class _Watch:
