@@ -27,6 +27,7 @@ from acpls.editor.messages import register_message_hooks
 from acpls.editor.port import LspEditorPort
 from acpls.services.agent_check import check_agents
 from acpls.settings import parse_settings
+from acpls.translate.fix_actions import fix_actions
 from acpls.translate.uris import uri_to_path
 
 if TYPE_CHECKING:
@@ -467,6 +468,29 @@ def _code_actions(ls: AcplsServer, params: types.CodeActionParams) -> list[types
                         [{"uri": uri, "range": context_range}],
                     )
                 )
+    return actions + _fix_actions(ls, params, text)
+
+
+def _fix_actions(
+    ls: AcplsServer, params: types.CodeActionParams, text: str | None
+) -> list[types.CodeAction]:
+    """ "Ask the agent to fix: …" for each diagnostic the editor passed, and "fix all"."""
+    uri = params.text_document.uri
+    diagnostics = params.context.diagnostics
+    as_json = [ls.protocol._converter.unstructure(d) for d in diagnostics]
+    # CodeAction.diagnostics carries the editor's own diagnostics back.
+    originals = {id(json): d for json, d in zip(as_json, diagnostics, strict=True)}
+    try:
+        name = uri_to_path(uri).rsplit("/", 1)[-1]
+    except ValueError:
+        name = uri
+    line_count = len(text.splitlines()) if text is not None else None
+    actions = []
+    for fix in fix_actions(uri, name, as_json, line_count):
+        action = _prompt_action(fix.title, fix.prompt["text"], fix.prompt["context"])
+        action.kind = types.CodeActionKind.QuickFix
+        action.diagnostics = [originals[id(json)] for json in fix.diagnostics]
+        actions.append(action)
     return actions
 
 
@@ -520,7 +544,9 @@ def create_server() -> AcplsServer:
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.Empty]),
+        types.CodeActionOptions(
+            code_action_kinds=[types.CodeActionKind.Empty, types.CodeActionKind.QuickFix]
+        ),
     )
     def on_code_action(ls: AcplsServer, params: types.CodeActionParams) -> Any:
         return _code_actions(ls, params)

@@ -298,7 +298,8 @@ class UpdateRouter:
         selection = item.get("range")
         if selection is not None:
             text = _slice_lines(text, selection)
-            uri = f"{uri}#L{selection['start']['line'] + 1}-{selection['end']['line'] + 1}"
+            first, last = _line_span(selection)
+            uri = f"{uri}#L{first + 1}-{last + 1}"
         if embedded:
             return {"type": "resource", "resource": {"uri": uri, "text": text}}
         name = path.rsplit("/", 1)[-1]
@@ -358,10 +359,16 @@ def _terminal_update(state: Any) -> msg.TerminalUpdateParams:
     return msg.TerminalUpdateParams(**data)
 
 
-def _slice_lines(text: str, selection: dict[str, Any]) -> str:
-    lines = text.splitlines(keepends=True)
+def _line_span(selection: dict[str, Any]) -> tuple[int, int]:
+    """The first and last line a range covers: an end at character 0 of a later line stops
+    before that line."""
     start = selection["start"]["line"]
     end = selection["end"]["line"]
     if selection["end"].get("character", 0) == 0 and end > start:
         end -= 1
-    return "".join(lines[start : end + 1])
+    return start, end
+
+
+def _slice_lines(text: str, selection: dict[str, Any]) -> str:
+    start, end = _line_span(selection)
+    return "".join(text.splitlines(keepends=True)[start : end + 1])
