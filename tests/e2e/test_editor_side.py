@@ -58,6 +58,8 @@ BAD_ARGUMENTS: dict[str, list[Any]] = {
     "acpls.loadSession": [{}, {"sessionId": 5}, {"sessionId": ""}, {"sessionId": "s", "cwd": 7}],
     "acpls.closeSession": [{"sessionId": 5}, {"sessionId": "no-such-session"}],
     "acpls.deleteSession": [{}, {"sessionId": 5}, {"sessionId": ""}],
+    "acpls.forkSession": [{}, {"sessionId": 5}, {"sessionId": ""}],
+    "acpls.resumeSession": [{}, {"sessionId": 5}, {"sessionId": ""}, {"sessionId": "s", "cwd": 7}],
     "acpls.logout": [],
     "acpls.authenticate": [{"methodId": 5}],
     "acpls.sessions": [],
