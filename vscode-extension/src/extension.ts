@@ -61,6 +61,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<Api> {
   register("acpls.ui.newSession", () => panel.newSession());
   register("acpls.ui.cancel", () => panel.cancel());
   register("acpls.ui.browseSessions", () => panel.browseSessions());
+  register("acpls.ui.forkSession", () => panel.fork().catch((e: unknown) => vscode.window.showErrorMessage(`acpls: fork failed: ${String(e)}`)));
+  register("acpls.ui.closeSession", () => panel.closeSession().catch((e: unknown) => vscode.window.showErrorMessage(`acpls: close failed: ${String(e)}`)));
+  register("acpls.ui.logout", async () => {
+    try {
+      await client.command("acpls.logout", {});
+      void vscode.window.showInformationMessage("acpls: signed out of the agent.");
+    } catch (error) {
+      void vscode.window.showErrorMessage(`acpls: sign-out failed: ${String(error)}`);
+    }
+  });
   register("acpls.ui.restoreCheckpoint", () => pickCheckpoint(client, panel));
   register("acpls.ui.prompt", async (text?: unknown) => {
     const prompt = typeof text === "string" ? text : await vscode.window.showInputBox({ title: "acpls: ask the agent", prompt: "Prompt" });
@@ -109,7 +119,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Api> {
       { label: "$(comment-discussion) Open the agent panel", command: "acpls.ui.openPanel" },
       { label: follow.isEnabled ? "$(eye-closed) Stop following the agent" : "$(eye) Follow the agent", command: "acpls.ui.toggleFollow" },
       { label: "$(add) New session", command: "acpls.ui.newSession" },
-      { label: "$(history) Load a session…", command: "acpls.ui.browseSessions" },
+      { label: "$(history) Agent sessions…", command: "acpls.ui.browseSessions" },
+      { label: "$(repo-forked) Fork this session", command: "acpls.ui.forkSession" },
+      { label: "$(close) Close this session", command: "acpls.ui.closeSession" },
+      { label: "$(sign-out) Sign out of the agent", command: "acpls.ui.logout" },
       { label: "$(discard) Restore a checkpoint…", command: "acpls.ui.restoreCheckpoint" },
       { label: "$(stop-circle) Cancel the turn", command: "acpls.ui.cancel" },
       { label: "$(debug-restart) Restart acpls", command: "acpls.ui.restart" },

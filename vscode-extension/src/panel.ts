@@ -13,7 +13,8 @@ import { safeHref } from "./model/markdown";
 import { type PermissionController, type VirtualDocuments, type WaitingPrompt, showProposedDiffs } from "./permissions";
 import type { QuestionController, WaitingQuestion } from "./questions";
 import { tokensText, UsageWarnings, usageText } from "./model/usage";
-import type { RequestPermissionParams, SessionUpdate, SessionUpdateParams } from "./protocol";
+import type { ListedSession, RequestPermissionParams, SessionOffers, SessionUpdate, SessionUpdateParams } from "./protocol";
+import { type SessionAction, sessionActions, sessionPick } from "./model/sessions";
 import type { TerminalController } from "./terminals";
 import { restoreCheckpoint } from "./checkpoints";
 import { checkpointFor, userTurn } from "./model/checkpoints";
@@ -276,19 +277,86 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
     }
   }
 
-  /** Lets the user pick one of the agent's stored sessions (acpls.listSessions) to load. */
+  /** The agent's stored sessions (every page of acpls.listSessions), then what to do with the one
+   * picked: show, load with history, resume without, fork, close or delete (as the agent offers). */
   async browseSessions(): Promise<void> {
     const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    let listed: { sessions: ListedSession[]; offers?: SessionOffers };
     try {
-      const { sessions } = await this.client.command("acpls.listSessions", cwd === undefined ? {} : { cwd });
-      const picked = await vscode.window.showQuickPick(
-        sessions.map((s) => ({ label: s.title ?? s.sessionId, description: s.updatedAt, sessionId: s.sessionId })),
-        { title: "acpls: load a session", placeHolder: sessions.length === 0 ? "The agent has no stored sessions" : "Session" },
-      );
-      if (picked !== undefined) await this.switchSession(picked.sessionId);
+      listed = await this.client.command("acpls.listSessions", { ...(cwd === undefined ? {} : { cwd }), all: true });
     } catch (error) {
       void vscode.window.showErrorMessage(`acpls: could not list sessions: ${String(error)}`);
+      return;
     }
+    const picked = await vscode.window.showQuickPick(
+      listed.sessions.map((s) => sessionPick(s, this.isOpen(s.sessionId))),
+      { title: "acpls: agent sessions", placeHolder: listed.sessions.length === 0 ? "The agent has no stored sessions" : "Session", matchOnDetail: true },
+    );
+    if (picked === undefined) return;
+    const open = this.isOpen(picked.sessionId);
+    const action = await vscode.window.showQuickPick(sessionActions(listed.offers, open), { title: picked.label });
+    if (action !== undefined) await this.sessionAction(action.action, picked.sessionId);
+  }
+
+  private isOpen(sessionId: string): boolean {
+    return (this.store.sessions.get(sessionId)?.items.length ?? 0) > 0;
+  }
+
+  async sessionAction(action: SessionAction, sessionId: string): Promise<void> {
+    try {
+      switch (action) {
+        case "show":
+          this.switchTo(sessionId);
+          break;
+        case "load":
+        case "resume":
+          this.switchTo(sessionId);
+          await this.client.command(action === "load" ? "acpls.loadSession" : "acpls.resumeSession", { sessionId });
+          break;
+        case "fork":
+          await this.fork(sessionId);
+          break;
+        case "close":
+          await this.closeSession(sessionId);
+          break;
+        case "delete":
+          await this.client.command("acpls.deleteSession", { sessionId });
+          this.forget(sessionId);
+          void vscode.window.showInformationMessage("acpls: session deleted.");
+          break;
+      }
+    } catch (error) {
+      void vscode.window.showErrorMessage(`acpls: ${action} failed: ${String(error)}`);
+    }
+  }
+
+  /** `session/fork` of the shown session (or `sessionId`): the fork becomes the shown session. */
+  async fork(sessionId = this.store.current): Promise<void> {
+    if (sessionId === undefined) {
+      void vscode.window.showWarningMessage("acpls: no session to fork.");
+      return;
+    }
+    const origin = this.store.sessions.get(sessionId);
+    const forked = await this.client.command("acpls.forkSession", { sessionId });
+    const copy = this.store.session(forked.sessionId);
+    if (origin?.title !== undefined && copy.title === undefined) copy.title = origin.title;
+    this.switchTo(forked.sessionId);
+  }
+
+  /** `acpls.closeSession` of the shown session (or `sessionId`); the next prompt starts a new one. */
+  async closeSession(sessionId = this.store.current): Promise<void> {
+    if (sessionId === undefined) {
+      void vscode.window.showWarningMessage("acpls: no session to close.");
+      return;
+    }
+    await this.client.command("acpls.closeSession", { sessionId });
+    this.forget(sessionId);
+  }
+
+  private forget(sessionId: string): void {
+    this.store.sessions.delete(sessionId);
+    if (this.store.current === sessionId) this.store.current = undefined;
+    this.sendSnapshot();
   }
 
   private remember(text: string): void {
