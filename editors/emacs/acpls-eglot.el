@@ -14,8 +14,10 @@
 ;;   window, without taking the focus (M-x acpls-follow, with C-u to turn it off);
 ;; - permission prompts ("Allow", "Reject", …) are asked in the minibuffer; C-g dismisses (acpls then
 ;;   picks the agent's "reject once" option);
-;; - M-x eglot-code-actions on a region offers "Ask the agent about this selection…", and on a line
-;;   with an `@agent <question>' comment "Send to agent: <question>".
+;; - M-x eglot-code-actions on a region offers "Ask the agent about this selection…", on a line
+;;   with an `@agent <question>' comment "Send to agent: <question>", and on a Flymake diagnostic
+;;   (your linters keep running in acpls buffers) "Ask the agent to fix: <message>" and "Ask the
+;;   agent to fix all diagnostics in this file".
 ;;
 ;; Setup: put this file on your load-path, then
 ;;   (require 'acpls-eglot)
@@ -303,6 +305,62 @@ Code actions come here; a prompt reports its end like `acpls-prompt'."
     (acpls--execute server name argument
                     (when (equal name "acpls.prompt")
                       (lambda (result error) (acpls--turn-ended server result error))))))
+
+;;; "Ask the agent to fix": acpls offers it on every diagnostic a code action request carries.
+
+(defun acpls--lsp-diagnostic (diag)
+  "Flymake diagnostic DIAG as an LSP Diagnostic plist (the backend is its source)."
+  (let ((type (flymake-diagnostic-type diag)))
+    (list :range (list :start (eglot--pos-to-lsp-position (flymake-diagnostic-beg diag))
+                       :end (eglot--pos-to-lsp-position (flymake-diagnostic-end diag)))
+          :severity (cond ((memq type '(:error eglot-error)) 1)
+                          ((memq type '(:warning eglot-warning)) 2)
+                          (t 3))
+          :source (format "%s" (or (flymake-diagnostic-backend diag) "flymake"))
+          :message (flymake-diagnostic-text diag))))
+
+(defun acpls--as-eglot-diagnostic (diag)
+  "DIAG itself when eglot made it, else a copy that eglot passes to the server."
+  (if (assoc 'eglot-lsp-diag (flymake-diagnostic-data diag))
+      diag
+    (flymake-make-diagnostic (current-buffer) (flymake-diagnostic-beg diag)
+                             (flymake-diagnostic-end diag) (flymake-diagnostic-type diag)
+                             (flymake-diagnostic-text diag)
+                             (list (cons 'eglot-lsp-diag (acpls--lsp-diagnostic diag))))))
+
+(defun acpls--code-actions (code-actions beg &optional end &rest more)
+  "Run CODE-ACTIONS (`eglot-code-actions') from BEG to END with MORE arguments.
+eglot sends only its own server's diagnostics with a code action
+request, and acpls reports none: for acpls, send the buffer's other
+Flymake diagnostics there (your linters'), so acpls can offer \"Ask
+the agent to fix: ...\".  With no region, the diagnostics at BEG."
+  (if (not (cl-typep (eglot-current-server) 'acpls-eglot-server))
+      (apply code-actions beg end more)
+    (let ((diagnostics (symbol-function 'flymake-diagnostics)))
+      (cl-letf (((symbol-function 'flymake-diagnostics)
+                 (lambda (&optional from to)
+                   (mapcar #'acpls--as-eglot-diagnostic
+                           (if (and from (or (null to) (= from to)))
+                               (funcall diagnostics from)
+                             (funcall diagnostics from to))))))
+        (apply code-actions beg end more)))))
+
+(advice-add 'eglot-code-actions :around #'acpls--code-actions)
+
+(defun acpls--keep-flymake-backends ()
+  "In a buffer eglot manages with acpls, keep its own Flymake backends.
+eglot replaces them with its backend, but acpls reports no diagnostics:
+the linters' diagnostics are the ones to ask the agent to fix."
+  (when (and (eglot-managed-p)
+             (cl-typep (eglot-current-server) 'acpls-eglot-server)
+             (boundp 'eglot--saved-bindings))
+    (let ((saved (assq 'flymake-diagnostic-functions eglot--saved-bindings)))
+      (when saved
+        (setq-local flymake-diagnostic-functions
+                    (append (remq 'eglot-flymake-backend (cdr saved)) '(eglot-flymake-backend)))
+        (when (bound-and-true-p flymake-mode) (flymake-start t))))))
+
+(add-hook 'eglot-managed-mode-hook #'acpls--keep-flymake-backends)
 
 ;; eglot 1.15 and later run code actions through `eglot-execute' instead.
 (when (cl-generic-p 'eglot-execute)

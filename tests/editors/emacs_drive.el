@@ -10,6 +10,9 @@
 ;;   ACPLS_TEST_ACTION  if set, run the code action of that title instead of `acpls-prompt'
 ;;   ACPLS_TEST_EXECUTE  with ACPLS_TEST_ACTION: run it through `eglot-execute' (eglot 1.15+)
 ;;   ACPLS_TEST_PROTOCOL  "1", "2" or "auto" (the default)
+;;   ACPLS_TEST_LINT    if set, python-flymake's linter command (fields separated by \x1f): the
+;;                      driver waits for its diagnostics before running ACPLS_TEST_ACTION
+;;   ACPLS_TEST_POINT   "LINE:COLUMN" (1-based line, 0-based column) to put point at, or empty
 ;;   ACPLS_TEST_OUT     where to write the JSON report
 ;; The report says what the user would have seen: the turn's result or error, the permission
 ;; prompts and their choices, the documents shown (follow and transcript), the echo-area messages,
@@ -104,6 +107,11 @@
   (when version
     (setq acpls-protocol-version (if (member version '("1" "2")) (string-to-number version) version))))
 
+(let ((lint (drive--env "ACPLS_TEST_LINT")))
+  (when lint
+    (require 'python)
+    (setq python-flymake-command (split-string lint "\x1f"))))
+
 (condition-case err
     (progn
       (find-file (drive--env "ACPLS_TEST_FILE"))
@@ -112,6 +120,17 @@
                                 (and server (eglot--capabilities server))))
                    30 "eglot connecting to acpls")
       (drive--add "server" (format "%s" (eieio-object-class-name (eglot-current-server))))
+      (when (drive--env "ACPLS_TEST_LINT")
+        (flymake-start)
+        (drive--wait (lambda () (flymake-diagnostics)) 30 "the linter's Flymake diagnostics")
+        (drive--add "flymakeBackends" (vconcat (mapcar (lambda (f) (format "%s" f))
+                                                       flymake-diagnostic-functions))))
+      (let ((point (drive--env "ACPLS_TEST_POINT")))
+        (when point
+          (let ((at (mapcar #'string-to-number (split-string point ":"))))
+            (goto-char (point-min))
+            (forward-line (1- (car at)))
+            (forward-char (cadr at)))))
       (let ((region (drive--env "ACPLS_TEST_REGION")))
         (when region
           (let ((lines (mapcar #'string-to-number (split-string region ":"))))

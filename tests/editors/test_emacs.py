@@ -58,6 +58,8 @@ def run_emacs(
     region: str = "",
     action: str = "",
     newer_eglot: bool = False,
+    lint: list[str] | None = None,
+    point: str = "",
 ) -> EmacsRun:
     program = emacs()
     state = tmp_path / "state"
@@ -79,6 +81,8 @@ def run_emacs(
         "ACPLS_TEST_PROTOCOL": protocol,
         "ACPLS_TEST_OUT": str(report_path),
         "ACPLS_TEST_EXECUTE": "1" if newer_eglot else "",
+        "ACPLS_TEST_LINT": "\x1f".join(lint or []),
+        "ACPLS_TEST_POINT": point,
     }
     preload = ["-l", str(EXECUTE_SHIM)] if newer_eglot else []
     done = subprocess.run(
@@ -200,6 +204,45 @@ def test_code_action_through_newer_eglots_execute(tmp_path: Path, demo_workspace
     )
     assert run.report["result"]["stopReason"] == "end_turn", run.report
     assert "**You:** Explain this code." in run.transcript()
+
+
+def ruff() -> str:
+    """The ruff of the test environment, as a linter Flymake runs."""
+    path = Path(sys.executable).with_name("ruff")
+    assert path.exists(), "ruff is a test dependency (make setup)"
+    return str(path)
+
+
+def test_fix_action_on_a_linters_flymake_diagnostic(tmp_path: Path, demo_workspace: Path):
+    """eglot passes only its own server's diagnostics with a code action request: acpls-eglot.el
+    keeps the buffer's Flymake backends (Emacs' python-flymake, here running ruff) and sends their
+    diagnostics, so acpls offers "Ask the agent to fix: …" on a real linter's finding."""
+    calc = demo_workspace / "calc.py"
+    source = calc.read_text(encoding="utf-8")
+    buggy = source.replace(
+        '    """Return a minus b."""\n    return a + b\n',
+        '    """Return a minus b."""\n    return a + b + offset\n',
+    )
+    assert buggy != source
+    calc.write_text(buggy, encoding="utf-8")
+    line = buggy.splitlines().index("    return a + b + offset") + 1
+    lint = [ruff(), "check", "--isolated", "--no-cache", "--select", "F"]
+    lint += ["--output-format=concise", "--stdin-filename=stdin", "-"]
+    title = "Ask the agent to fix: F821 Undefined name `offset`"
+    run = run_emacs(
+        tmp_path, demo_workspace, action=title, answer="Reject", lint=lint, point=f"{line}:20"
+    )
+    report = run.report
+    assert report["result"]["stopReason"] == "end_turn", report
+    assert report["flymakeBackends"][0] == "python-flymake"
+    text = run.transcript()
+    assert (
+        "**You:** Fix this diagnostic in calc.py:\n\n"
+        f"- line {line}, col 20 to line {line}, col 26 (error, python-flymake): "
+        "F821 Undefined name `offset`\n\nThe code around it and the whole file are attached."
+    ) in text, text
+    assert_workspace_untouched_but(demo_workspace, "calc.py")
+    assert_nothing_left_running(demo_workspace)
 
 
 def test_configuration_byte_compiles_without_warnings(tmp_path: Path):
