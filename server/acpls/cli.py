@@ -1,4 +1,5 @@
-"""The command line beside the server: `acpls agents list | check` and `acpls doctor`.
+"""The command line beside the server: `acpls agents list | show ID | install ID | check` and
+`acpls doctor`.
 
 `acpls` with no subcommand is the language server (stdout carries only LSP); the subcommands are
 for people, and print to stdout.
@@ -13,27 +14,48 @@ import os
 import sys
 from typing import Any
 
-from acpls.presets import PRESET_LIST, PRESETS_BY_NAME, AgentSpec
+from acpls.core.agents import AgentCatalog, UnknownAgent
+from acpls.presets import PRESET_LIST, AgentSpec
+from acpls.registry.model import DEFAULT_REGISTRY_URL
 from acpls.services.agent_check import DEFAULT_TIMEOUT, check_agents
+from acpls.services.agent_install import AgentInstallError
 from acpls.services.doctor import diagnose, report_lines
 from acpls.settings import Settings, parse_settings
 
 
 def add_agents_parser(subparsers: Any) -> None:
     agents = subparsers.add_parser(
-        "agents", help="the agents acpls can start, and whether they work"
+        "agents",
+        help="the agents acpls can start (presets and the ACP registry), and whether they work",
+    )
+    agents.add_argument(
+        "--registry-url",
+        default=DEFAULT_REGISTRY_URL,
+        help="the ACP registry to read (default: the public one); a file:// URL works too",
+    )
+    agents.add_argument(
+        "--offline",
+        action="store_true",
+        help="do not fetch the registry: use the cached copy, else the bundled snapshot",
     )
     verbs = agents.add_subparsers(dest="verb", required=True)
-    listing = verbs.add_parser("list", help="the presets and the command each starts here")
+    listing = verbs.add_parser("list", help="presets and registry agents, and how each starts here")
     listing.add_argument("--json", action="store_true", help="machine-readable output")
+    show = verbs.add_parser("show", help="one agent: its registry entry and its command here")
+    show.add_argument("agent", help="a preset name or a registry id")
+    show.add_argument("--json", action="store_true", help="machine-readable output")
+    install = verbs.add_parser(
+        "install", help="download a registry agent's binary (or check its npx / uvx tool)"
+    )
+    install.add_argument("agent", help="a preset name or a registry id")
     check = verbs.add_parser(
         "check", help="whether each agent is installed and answers ACP initialize"
     )
     check.add_argument(
         "agents",
         nargs="*",
-        help='preset names, or an agent setting as JSON (\'{"command": "x", "args": []}\'); '
-        "default: every preset",
+        help="preset names, registry ids, or an agent setting as JSON "
+        '(\'{"command": "x", "args": []}\'); default: every preset',
     )
     check.add_argument("--json", action="store_true", help="machine-readable output")
     check.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per agent")
@@ -41,20 +63,48 @@ def add_agents_parser(subparsers: Any) -> None:
 
 
 def run_agents(args: argparse.Namespace) -> int:
-    if args.verb == "list":
-        return _list(args.json)
+    return asyncio.run(_run_agents(args))
+
+
+async def _run_agents(args: argparse.Namespace) -> int:
+    catalog = AgentCatalog(os.environ, args.registry_url)
+    if not args.offline:
+        state = await catalog.refresh()
+        if state.error:
+            print(
+                f"acpls agents: registry {state.url} unreachable ({state.error}); "
+                f"using the {state.source}",
+                file=sys.stderr,
+            )
     try:
-        specs = [_spec(value) for value in args.agents] or [p.resolve() for p in PRESET_LIST]
+        if args.verb == "list":
+            return _list(catalog, args.json)
+        if args.verb == "show":
+            return _show(catalog, args.agent, args.json)
+        if args.verb == "install":
+            result = await catalog.install(args.agent)
+            where = f" in {result['installDir']}" if "installDir" in result else ""
+            print(f"{args.agent}: ready{where}: {' '.join(result['command'])}")
+            return 0
+        return await _check(catalog, args)
+    except UnknownAgent as exc:
+        print(f"acpls agents {args.verb}: {exc}", file=sys.stderr)
+        return 2
+    except AgentInstallError as exc:
+        print(f"acpls agents {args.verb}: {exc}", file=sys.stderr)
+        return 1
+
+
+async def _check(catalog: AgentCatalog, args: argparse.Namespace) -> int:
+    try:
+        specs = [_spec(catalog, value) for value in args.agents] or [
+            p.resolve() for p in PRESET_LIST
+        ]
     except ValueError as exc:
         print(f"acpls agents check: {exc}", file=sys.stderr)
         return 2
-    results = asyncio.run(
-        check_agents(
-            specs,
-            cwd=args.cwd,
-            env=Settings().base_env(os.environ),
-            answer_within=args.timeout,
-        )
+    results = await check_agents(
+        specs, cwd=args.cwd, env=Settings().base_env(os.environ), answer_within=args.timeout
     )
     if args.json:
         print(json.dumps([r.to_json() for r in results], indent=2))
@@ -64,39 +114,55 @@ def run_agents(args: argparse.Namespace) -> int:
     return 0 if all(r.ok for r in results) else 1
 
 
-def _spec(value: str) -> AgentSpec:
-    """A preset name or an `agent` setting in JSON, parsed exactly as the editor's setting is."""
+def _spec(catalog: AgentCatalog, value: str) -> AgentSpec:
+    """A preset name, a registry id or an `agent` setting in JSON, parsed exactly as the editor's
+    setting is."""
     raw: Any = value
     if value.lstrip().startswith("{"):
         try:
             raw = json.loads(value)
         except ValueError as exc:
             raise ValueError(f"not valid JSON: {value!r}: {exc}") from exc
-    settings, problems = parse_settings({"agent": raw})
+    settings, problems = parse_settings(
+        {"agent": raw, "registry": {"url": catalog.service.url}}, None, _resolver(catalog)
+    )
     if problems:
         raise ValueError("; ".join(problems))
     return settings.agent
 
 
-def _list(as_json: bool) -> int:
-    rows = []
-    for preset in PRESET_LIST:
-        spec = preset.resolve()
-        rows.append(
-            {
-                "name": preset.name,
-                "title": preset.title,
-                "package": preset.package,
-                "command": spec.argv,
-                "install": preset.install_hint,
-            }
-        )
+def _resolver(catalog: AgentCatalog) -> Any:
+    def resolve(name: str, url: str) -> AgentSpec:
+        try:
+            return catalog.resolve(name)
+        except AgentInstallError as exc:
+            raise ValueError(str(exc)) from exc
+
+    return resolve
+
+
+def _list(catalog: AgentCatalog, as_json: bool) -> int:
+    rows = catalog.entries()
     if as_json:
-        print(json.dumps(rows, indent=2))
+        print(json.dumps({"agents": rows, "registry": catalog.current().to_json()}, indent=2))
         return 0
-    width = max(len(n) for n in PRESETS_BY_NAME)
+    state = catalog.current()
+    print(
+        f"# registry: {state.url or '(offline)'} ({state.source}, version {state.registry.version})"
+    )
+    width = max(len(r["id"]) for r in rows)
     for row in rows:
-        print(f"{row['name']:<{width}}  {row['title']}: {' '.join(row['command'])}")
+        mark = (
+            "installed"
+            if row["installed"]
+            else "runnable"
+            if row["runnable"]
+            else "missing"
+            if "problem" in row
+            else "to install"
+        )
+        version = row["version"] or "-"
+        print(f"{row['id']:<{width}}  {version:<10} {mark:<10} {row['name']}: {row['description']}")
     return 0
 
 
@@ -119,7 +185,7 @@ def add_doctor_parser(subparsers: Any) -> None:
 def run_doctor(args: argparse.Namespace) -> int:
     """Exit status 1 when something acpls or a named agent needs is missing, 2 on bad arguments."""
     try:
-        specs = [_spec(value) for value in args.agents]
+        specs = [_spec(AgentCatalog(os.environ), value) for value in args.agents]
     except ValueError as exc:
         print(f"acpls doctor: {exc}", file=sys.stderr)
         return 2
@@ -137,3 +203,27 @@ def run_doctor(args: argparse.Namespace) -> int:
     else:
         print("\n".join(report_lines(findings)))
     return 1 if any(f.blocking for f in findings) else 0
+
+
+def _show(catalog: AgentCatalog, name: str, as_json: bool) -> int:
+    out = catalog.row(name)
+    agent = catalog.registry_agent(out.get("registryId") or "")
+    if agent is not None:
+        out["entry"] = _entry(agent)
+    if as_json:
+        print(json.dumps(out, indent=2))
+        return 0
+    for key in ("id", "name", "description", "version", "distributions", "command", "installDir"):
+        value = out.get(key)
+        if value not in (None, [], ""):
+            print(f"{key}: {' '.join(value) if isinstance(value, list) else value}")
+    print(f"installed: {'yes' if out.get('installed') else 'no'}")
+    if out.get("problem"):
+        print(f"problem: {out['problem']}")
+    return 0
+
+
+def _entry(agent: Any) -> dict[str, Any]:
+    from acpls.registry.model import Registry, unstructure_registry
+
+    return unstructure_registry(Registry(version="", agents=(agent,)))["agents"][0]

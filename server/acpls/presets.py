@@ -14,19 +14,16 @@ from collections.abc import Callable
 
 import attrs
 
+from acpls.registry.spec import AgentSpec
 
-@attrs.frozen
-class AgentSpec:
-    """How to start an agent: what the editor's settings resolve to."""
-
-    name: str
-    command: str
-    args: tuple[str, ...] = ()
-    env: tuple[tuple[str, str], ...] = ()
-
-    @property
-    def argv(self) -> list[str]:
-        return [self.command, *self.args]
+__all__ = [
+    "PRESETS_BY_NAME",
+    "PRESET_LIST",
+    "AgentSpec",
+    "Preset",
+    "preset_names",
+    "resolve_preset",
+]
 
 
 @attrs.frozen
@@ -39,6 +36,9 @@ class Preset:
     args: tuple[str, ...] = ()
     package: str | None = None  # "name@version" on npm: run through npx when not on PATH
     install_hint: str = ""
+    # The ACP registry entry for the same agent: its description and icon are shown with the
+    # preset (the preset keeps its own tested command and version).
+    registry_id: str | None = None
 
     def resolve(self, which: Callable[[str], str | None] = shutil.which) -> AgentSpec:
         """The command that starts it here: the executable on PATH, else the pinned npm package."""
@@ -55,6 +55,7 @@ PRESET_LIST: tuple[Preset, ...] = (
         "claude-agent-acp",
         package="@agentclientprotocol/claude-agent-acp@0.101.0",
         install_hint="npm install -g @agentclientprotocol/claude-agent-acp@0.101.0",
+        registry_id="claude-code-acp",
     ),
     Preset(
         "gemini",
@@ -63,6 +64,7 @@ PRESET_LIST: tuple[Preset, ...] = (
         ("--acp",),
         package="@google/gemini-cli@0.61.0",
         install_hint="npm install -g @google/gemini-cli@0.61.0",
+        registry_id="gemini",
     ),
     Preset(
         "codex",
@@ -70,6 +72,7 @@ PRESET_LIST: tuple[Preset, ...] = (
         "codex-acp",
         package="@zed-industries/codex-acp@0.16.0",
         install_hint="npm install -g @zed-industries/codex-acp@0.16.0",
+        registry_id="codex-acp",
     ),
     Preset(
         "opencode",
@@ -78,6 +81,7 @@ PRESET_LIST: tuple[Preset, ...] = (
         ("acp",),
         package="opencode-ai@1.18.33",
         install_hint="npm install -g opencode-ai@1.18.33",
+        registry_id="opencode",
     ),
     Preset(
         "qwen",
@@ -86,6 +90,7 @@ PRESET_LIST: tuple[Preset, ...] = (
         ("--acp",),
         package="@qwen-code/qwen-code@0.24.4",
         install_hint="npm install -g @qwen-code/qwen-code@0.24.4",
+        registry_id="qwen-code",
     ),
     Preset(
         "copilot",

@@ -321,7 +321,7 @@ async def _check_agents(hub: Hub, args: dict[str, Any]) -> Any:
     elif isinstance(names, list):
         specs = []
         for value in names:
-            settings, problems = parse_settings({"agent": value})
+            settings, problems = parse_settings({"agent": value}, hub.settings, hub.resolve_agent)
             if problems:
                 raise InvalidParams("; ".join(problems))
             specs.append(settings.agent)
@@ -331,6 +331,38 @@ async def _check_agents(hub: Hub, args: dict[str, Any]) -> Any:
         specs, cwd=hub.workspace_root(), env=hub.settings.base_env(hub.environ)
     )
     return {"agents": [r.to_json() for r in results]}
+
+
+async def _agents(hub: Hub, args: dict[str, Any]) -> Any:
+    """`acpls.agents`: presets and registry agents; `refresh: true` waits for a fresh registry."""
+    refresh = args.get("refresh", False)
+    if not isinstance(refresh, bool):
+        raise InvalidParams("refresh must be true or false")
+    if refresh:
+        await hub.catalog.refresh()
+    else:
+        hub.catalog.schedule_refresh()
+    return {
+        "agents": hub.catalog.entries(),
+        "default": hub.settings.agent.name,
+        "platform": hub.catalog.platform,
+        "registry": hub.catalog.current().to_json(),
+    }
+
+
+async def _install_agent(hub: Hub, args: dict[str, Any]) -> Any:
+    """`acpls.installAgent`: download a registry binary, or check an npx / uvx agent's tool."""
+    from acpls.core.agents import UnknownAgent
+    from acpls.core.hub import CommandError
+    from acpls.services.agent_install import AgentInstallError
+
+    name = _string(args, "agent", required=True) or ""
+    try:
+        return await hub.catalog.install(name)
+    except UnknownAgent as exc:
+        raise InvalidParams(str(exc)) from exc
+    except AgentInstallError as exc:
+        raise CommandError(str(exc), -32000) from exc
 
 
 async def _list_rules(hub: Hub, args: dict[str, Any]) -> Any:
@@ -410,6 +442,8 @@ COMMANDS: dict[str, CommandHandler] = {
     "acpls.rejectAll": _reject_all,
     "acpls.rejected": _rejected,
     "acpls.checkAgents": _check_agents,
+    "acpls.agents": _agents,
+    "acpls.installAgent": _install_agent,
     "acpls.listRules": _list_rules,
     "acpls.removeRule": _remove_rule,
     "acpls.checkpoints": _checkpoints,

@@ -13,6 +13,11 @@ from typing import Any, Literal
 import attrs
 
 from acpls.presets import PRESETS_BY_NAME, AgentSpec, resolve_preset
+from acpls.registry.model import DEFAULT_REGISTRY_URL
+
+# Resolves an agent name that is no preset (a registry id) given the registry URL; raises
+# ValueError when it cannot. The hub passes its catalog's; the default reads the cache/snapshot.
+AgentResolver = Callable[[str, str], AgentSpec]
 
 DEFAULT_SCROLLBACK = 4 * 1024 * 1024
 DEFAULT_MAX_LINE = 64 * 1024 * 1024
@@ -41,6 +46,7 @@ class Settings:
     checkpoint_max_file_bytes: int = 5 * 1024 * 1024
     checkpoint_binary_budget_bytes: int = 20 * 1024 * 1024
     checkpoint_fork: bool = True
+    registry_url: str = DEFAULT_REGISTRY_URL
 
     def agent_restart_key(self) -> tuple[Any, ...]:
         """Settings whose change means the running agent must be restarted."""
@@ -59,7 +65,9 @@ def _removed(name: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatchcase(name, p) for p in patterns)
 
 
-def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, list[str]]:
+def parse_settings(
+    raw: Any, base: Settings | None = None, agents: AgentResolver | None = None
+) -> tuple[Settings, list[str]]:
     """Settings from an editor's JSON; returns (settings, problems). A wrong value is reported
     and keeps its previous value; the other keys of its section still apply."""
     base = base or Settings()
@@ -72,7 +80,8 @@ def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, li
         raw = raw["acpls"]
     changes: dict[str, Any] = {}
     unknown: list[str] = []
-    for name, value in raw.items():
+    # `registry` before `agent`: a registry id resolves against the registry.url being set
+    for name, value in sorted(raw.items(), key=lambda item: item[0] != "registry"):
         if name in _KEYS:
             _parse_key(name, value, changes, problems)
         elif name in _SECTIONS:
@@ -84,6 +93,13 @@ def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, li
                     _parse_key(f"{name}.{sub}", sub_value, changes, problems)
         else:
             unknown.append(name)
+    if "agent" in changes and isinstance(changes["agent"], str):
+        url = changes.get("registry_url", base.registry_url)
+        try:
+            changes["agent"] = (agents or _default_resolver)(changes["agent"], url)
+        except ValueError as exc:
+            del changes["agent"]
+            problems.append(f"acpls.agent: {exc}")
     if unknown:
         problems.append(
             "unknown settings ignored: " + ", ".join(f"acpls.{k}" for k in sorted(unknown))
@@ -99,12 +115,27 @@ def _parse_key(key: str, value: Any, changes: dict[str, Any], problems: list[str
         problems.append(f"acpls.{key}: {exc}")
 
 
-def _parse_agent(value: Any) -> AgentSpec:
+def _default_resolver(name: str, url: str) -> AgentSpec:
+    import os
+
+    from acpls.core.agents import AgentCatalog
+    from acpls.services.agent_install import AgentInstallError
+
+    try:
+        return AgentCatalog(os.environ, url).resolve(name)
+    except AgentInstallError as exc:
+        raise ValueError(str(exc)) from exc
+
+
+def _parse_agent(value: Any) -> AgentSpec | str:
+    """A preset's or an explicit command's spec; a registry id stays a name until the end of
+    parse_settings, which resolves it against the registry.url being set."""
     if isinstance(value, str):
-        if value not in PRESETS_BY_NAME:
-            names = ", ".join(sorted(PRESETS_BY_NAME))
-            raise ValueError(f"unknown preset {value!r} (presets: {names})")
-        return resolve_preset(value)
+        if value in PRESETS_BY_NAME:
+            return resolve_preset(value)
+        if not value:
+            raise ValueError("must be a preset name, a registry id or {command, args?, env?}")
+        return value
     if not isinstance(value, Mapping):
         raise TypeError("must be a preset name or {command, args?, env?}")
     command = value.get("command")
@@ -158,6 +189,14 @@ def _log_level(value: Any) -> str:
     return value
 
 
+def _registry_url(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError("must be a string")
+    if value and not value.startswith(("https://", "http://", "file://")):
+        raise ValueError('must be an http(s):// or file:// URL, or "" for no network')
+    return value
+
+
 # Every key the server reads, dotted as editors/protocol.md section 1 and
 # editors/fixtures/settings.json name it: the Settings field it sets and how it is checked.
 _KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
@@ -181,6 +220,7 @@ _KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "checkpoints.maxFileBytes": ("checkpoint_max_file_bytes", _positive_int),
     "checkpoints.binaryBudgetBytes": ("checkpoint_binary_budget_bytes", _positive_int),
     "checkpoints.fork": ("checkpoint_fork", _bool),
+    "registry.url": ("registry_url", _registry_url),
 }
 KEYS = tuple(_KEYS)
 _SECTIONS = frozenset(key.split(".", 1)[0] for key in _KEYS if "." in key)

@@ -137,10 +137,13 @@ def test_the_command_line_checks_the_demo_and_a_broken_agent_and_exits_1(tmp_pat
 
 def test_the_command_line_lists_every_preset_with_its_command():
     proc = subprocess.run(
-        [*ACPLS, "agents", "list", "--json"], capture_output=True, text=True, timeout=30
+        [*ACPLS, "agents", "--offline", "list", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert proc.returncode == 0, proc.stderr
-    rows = {r["name"]: r for r in json.loads(proc.stdout)}
+    rows = {r["id"]: r for r in json.loads(proc.stdout)["agents"]}
     assert {"claude", "gemini", "codex", "opencode", "qwen", "copilot", "goose", "demo"} <= set(
         rows
     )
@@ -151,7 +154,7 @@ def test_a_bad_agent_argument_is_a_clear_usage_error():
     proc = subprocess.run(
         [*ACPLS, "agents", "check", "nope"], capture_output=True, text=True, timeout=30
     )
-    assert proc.returncode == 2 and "unknown preset 'nope'" in proc.stderr
+    assert proc.returncode == 2 and "unknown agent 'nope'" in proc.stderr
     assert proc.stdout == ""
 
 

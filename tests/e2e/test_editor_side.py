@@ -74,6 +74,8 @@ BAD_ARGUMENTS: dict[str, list[Any]] = {
     "acpls.listRules": [],
     "acpls.removeRule": [{}, {"ruleId": 5}, {"ruleId": "no-such-rule"}],
     "acpls.checkAgents": [{"agents": "claude"}, {"agents": [5]}, {"agents": ["no-such-preset"]}],
+    "acpls.agents": [{"refresh": "yes"}, {"refresh": 1}],
+    "acpls.installAgent": [{}, {"agent": 5}, {"agent": ""}, {"agent": "no-such-agent"}],
     "acpls.checkpoints": [{"sessionId": 5}],
     "acpls.restoreCheckpoint": [
         {},

@@ -45,7 +45,7 @@ def test_wrong_values_are_reported_and_keep_their_defaults() -> None:
     assert settings == Settings()
     text = "\n".join(problems)
     for fragment in (
-        "unknown preset 'nonesuch'",
+        "unknown agent 'nonesuch'",
         "protocolVersion",
         "follow.enabled: must be",
         "scrollbackBytes",

@@ -356,6 +356,8 @@ export const Commands = {
   listRules: "acpls.listRules",
   removeRule: "acpls.removeRule",
   checkAgents: "acpls.checkAgents",
+  agents: "acpls.agents",
+  installAgent: "acpls.installAgent",
   checkpoints: "acpls.checkpoints",
   restoreCheckpoint: "acpls.restoreCheckpoint",
   checkpointDiff: "acpls.checkpointDiff",
@@ -391,6 +393,30 @@ export type AgentCheck = {
   seconds: number;
 };
 
+/** One agent of `acpls.agents`: a preset or an ACP registry entry (protocol.md section 12). */
+export type AgentEntry = {
+  id: string;
+  name: string;
+  description: string;
+  version: string | null;
+  icon: string | null;
+  distributions: string[];
+  preset: boolean;
+  registryId?: string;
+  installed: boolean;
+  runnable: boolean;
+  kind?: string;
+  command?: string[];
+  installDir?: string;
+  problem?: string;
+  authMethods?: JsonObject[];
+  repository?: string;
+  license?: string;
+};
+export type RegistryInfo = { url: string; source: string; version: string; fetchedAt?: string; error?: string; snapshot?: JsonObject };
+export type AgentsResult = { agents: AgentEntry[]; default: string; platform: string | null; registry: RegistryInfo };
+export type InstallResult = { agent: string; command: string[]; kind: string; installed: boolean; installDir?: string };
+
 /** Argument and result of each command, as section 3 lists them. */
 export interface CommandSignatures {
   "acpls.newSession": [{ cwd?: string }, { sessionId: string }];
@@ -418,6 +444,8 @@ export interface CommandSignatures {
   "acpls.listRules": [Record<string, never>, { rules: JsonObject[] }];
   "acpls.removeRule": [{ ruleId: string }, { rules: JsonObject[] }];
   "acpls.checkAgents": [{ agents?: (string | JsonObject)[] }, { agents: AgentCheck[] }];
+  "acpls.agents": [{ refresh?: boolean }, AgentsResult];
+  "acpls.installAgent": [{ agent: string }, InstallResult];
   "acpls.checkpoints": [{ sessionId?: string }, Checkpoint[]];
   "acpls.restoreCheckpoint": [{ id: string; preview?: boolean; includeUnsaved?: string[] }, RestoreResult];
   "acpls.checkpointDiff": [{ id: string }, { files: { path: string; status: string; diff: string }[] }];
@@ -458,6 +486,27 @@ export const COMMAND_RESULTS = {
   "acpls.listRules": object({ rules: arrayOf(anyObject) }),
   "acpls.removeRule": object({ rules: arrayOf(anyObject) }),
   "acpls.checkAgents": object({ agents: arrayOf(anyObject) }),
+  "acpls.agents": object({
+    agents: arrayOf(
+      object({
+        id: str,
+        name: str,
+        description: str,
+        version: nullable(str),
+        icon: nullable(str),
+        distributions: arrayOf(str),
+        preset: bool,
+        installed: bool,
+        runnable: bool,
+        problem: optional(str),
+        authMethods: optional(arrayOf(anyObject)),
+      }),
+    ),
+    default: str,
+    platform: nullable(str),
+    registry: object({ url: str, source: str, version: str, error: optional(str) }),
+  }),
+  "acpls.installAgent": object({ agent: str, command: arrayOf(str), kind: str, installed: bool, installDir: optional(str) }),
   "acpls.checkpoints": arrayOf(object({ id: str, sessionId: nullable(str), turn: nullable(num), prompt: str, time: str, files: arrayOf(str) })),
   "acpls.restoreCheckpoint": object({ restored: arrayOf(str), skipped: arrayOf(object({ path: str, reason: str })), checkpoint: str, prompt: str }),
   "acpls.continueFromCheckpoint": object({ sessionId: str, via: str, prompt: str }),

@@ -14,6 +14,7 @@ M.server_keys = {
   'limits',
   'log',
   'checkpoints',
+  'registry',
 }
 
 -- The shape of every option. A string is the expected type (or types joined by '|'), a table is a
@@ -47,6 +48,7 @@ local schema = {
     binaryBudgetBytes = 'number',
     fork = 'boolean',
   },
+  registry = { url = 'string' },
   ui = {
     chat = {
       position = { type = 'string', oneof = { 'right', 'left', 'below', 'above', 'tab' } },

@@ -87,11 +87,15 @@ class Hub:
         self.review = ReviewController(self)
         self.checkpoints = CheckpointController(self)
         self.questions = Questions(self)
+        from acpls.core.agents import AgentCatalog
+
+        self.catalog = AgentCatalog(self.environ, self.settings.registry_url, tasks=self.tasks)
 
     # -- settings --------------------------------------------------------------------------------
     def configure(self, raw: Any) -> list[str]:
-        settings, problems = parse_settings(raw, self.settings)
+        settings, problems = parse_settings(raw, self.settings, self.resolve_agent)
         self.settings = settings
+        self.catalog.set_url(settings.registry_url)
         if self.follow.enabled != settings.follow_enabled:
             self.set_follow(settings.follow_enabled)
         self.terminals.configure(
@@ -103,6 +107,16 @@ class Hub:
         for problem in problems:
             logger.warning("settings: %s", problem)
         return problems
+
+    def resolve_agent(self, name: str, url: str) -> Any:
+        """A registry id in the `agent` setting, resolved against the registry being set."""
+        from acpls.services.agent_install import AgentInstallError
+
+        self.catalog.set_url(url)
+        try:
+            return self.catalog.resolve(name)
+        except AgentInstallError as exc:
+            raise ValueError(str(exc)) from exc
 
     # -- the agent -------------------------------------------------------------------------------
     async def agent(self) -> AgentConnection:
@@ -120,6 +134,8 @@ class Hub:
 
     async def _start_agent(self) -> AgentConnection:
         spec = self.settings.agent
+        if spec.install_dir is not None and spec.registry_id is not None:
+            await self._install_first(spec.registry_id)
         cwd = self.workspace_root()
         conn = AgentConnection(
             spec.argv,
@@ -148,7 +164,21 @@ class Hub:
             self.editor.show_message(ports.MESSAGE_ERROR, message)
             raise CommandError(message, INTERNAL_ERROR) from exc
         self._status("running")
+        self.catalog.auth_methods[spec.name] = list(conn.auth_methods)
         return conn
+
+    async def _install_first(self, agent_id: str) -> None:
+        """A registry binary is downloaded and unpacked before its first start."""
+        from acpls.services.agent_install import AgentInstallError
+
+        try:
+            self._status("starting", f"installing {agent_id}")
+            await self.catalog.install(agent_id)
+        except AgentInstallError as exc:
+            message = f"acpls: the agent {agent_id} could not be installed: {exc}"
+            self._status("failed", message)
+            self.editor.show_message(ports.MESSAGE_ERROR, message)
+            raise CommandError(message, INTERNAL_ERROR) from exc
 
     async def _stop_agent(self, conn: AgentConnection, reason: str | None) -> None:
         if reason:

@@ -30,6 +30,7 @@ export const SERVER_KEYS = [
   "checkpoints.maxFileBytes",
   "checkpoints.binaryBudgetBytes",
   "checkpoints.fork",
+  "registry.url",
 ] as const;
 export type ServerKey = (typeof SERVER_KEYS)[number];
 
@@ -75,6 +76,8 @@ const VALIDATORS: Record<ServerKey, Validator> = {
   "checkpoints.maxFileBytes": positiveInt,
   "checkpoints.binaryBudgetBytes": positiveInt,
   "checkpoints.fork": boolean,
+  "registry.url": (v) =>
+    typeof v === "string" && (v === "" || /^(https?|file):\/\//.test(v)) ? undefined : "must be an http(s):// or file:// URL, or \"\" for no network",
 };
 
 function setPath(target: JsonObject, dotted: string, value: unknown): void {

@@ -1,0 +1,220 @@
+"""Running a registry agent: the command for its `npx` / `uvx` package (pinned to the registry's
+version) or its binary archive, downloaded for this platform, checked and unpacked into
+`$XDG_DATA_HOME/acpls/agents/<id>/<version>`.
+
+An install is built in a temporary directory beside its target and renamed into place only when
+whole, and a version directory is never written again once it exists: an agent running from it is
+never touched, and a newer version goes to its own directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import shutil
+import stat
+import tarfile
+import tempfile
+import urllib.error
+import urllib.request
+import zipfile
+from collections.abc import Callable, Mapping
+from pathlib import Path, PurePosixPath
+
+from acpls import __version__
+from acpls.registry.model import BinaryTarget, RegistryAgent
+from acpls.registry.spec import AgentSpec
+from acpls.services.fetch import run_blocking
+
+logger = logging.getLogger(__name__)
+
+DOWNLOAD_TIMEOUT = 60.0
+_CHUNK = 256 * 1024
+Which = Callable[[str], str | None]
+
+
+class AgentInstallError(Exception):
+    """An agent cannot be installed or run here; the message says why and what to do."""
+
+
+def agents_dir(environ: Mapping[str, str]) -> Path:
+    base = environ.get("XDG_DATA_HOME") or os.path.join(
+        environ.get("HOME", "/tmp"), ".local", "share"
+    )
+    return Path(base) / "acpls" / "agents"
+
+
+def install_dir(environ: Mapping[str, str], agent: RegistryAgent) -> Path:
+    return agents_dir(environ) / agent.id / agent.version
+
+
+def is_installed(environ: Mapping[str, str], agent: RegistryAgent) -> bool:
+    return install_dir(environ, agent).is_dir()
+
+
+def resolve(
+    agent: RegistryAgent,
+    *,
+    environ: Mapping[str, str],
+    platform: str | None,
+    which: Which = shutil.which,
+) -> AgentSpec:
+    """The start command for this registry entry here. Preference: a binary already installed,
+    then npx, then uvx (when their tool is on PATH), then a binary still to install."""
+    dist = agent.distribution
+    target = agent.binary_target(platform)
+    if target is not None and is_installed(environ, agent):
+        return _binary_spec(agent, target, environ)
+    if dist.npx is not None and which("npx"):
+        args = ("-y", dist.npx.pinned_npm(agent.version), *dist.npx.args)
+        return _spec(agent, "npx", args, dist.npx.env)
+    if dist.uvx is not None and which("uvx"):
+        args = (dist.uvx.pinned_pypi(agent.version), *dist.uvx.args)
+        return _spec(agent, "uvx", args, dist.uvx.env)
+    if target is not None:
+        return _binary_spec(agent, target, environ)
+    raise AgentInstallError(_why_not(agent, platform))
+
+
+def _spec(
+    agent: RegistryAgent, command: str, args: tuple[str, ...], env: Mapping[str, str]
+) -> AgentSpec:
+    return AgentSpec(
+        name=agent.id,
+        command=command,
+        args=args,
+        env=tuple(sorted(env.items())),
+        registry_id=agent.id,
+    )
+
+
+def _binary_spec(
+    agent: RegistryAgent, target: BinaryTarget, environ: Mapping[str, str]
+) -> AgentSpec:
+    root = install_dir(environ, agent)
+    return AgentSpec(
+        name=agent.id,
+        command=str(_inside(root, target.cmd)),
+        args=target.args,
+        env=tuple(sorted(target.env.items())),
+        registry_id=agent.id,
+        install_dir=str(root),
+    )
+
+
+def _why_not(agent: RegistryAgent, platform: str | None) -> str:
+    dist = agent.distribution
+    reasons = []
+    if dist.npx is not None:
+        reasons.append(
+            f"it runs through npx ({dist.npx.pinned_npm(agent.version)}) and npx is not on PATH: "
+            "install Node.js (https://nodejs.org, npm includes npx)"
+        )
+    if dist.uvx is not None:
+        reasons.append(
+            f"it runs through uvx ({dist.uvx.pinned_pypi(agent.version)}) and uvx is not on PATH: "
+            "install uv (https://docs.astral.sh/uv/)"
+        )
+    if dist.binary:
+        offered = ", ".join(sorted(dist.binary))
+        reasons.append(f"its binaries are for {offered}, not for {platform or 'this platform'}")
+    return f"{agent.name} ({agent.id} {agent.version}) cannot run here: " + "; ".join(reasons)
+
+
+async def install_binary(
+    agent: RegistryAgent, platform: str | None, environ: Mapping[str, str]
+) -> Path:
+    """Download, check and unpack this platform's archive; the install directory. A version
+    already installed is left as it is."""
+    target = agent.binary_target(platform)
+    if target is None:
+        raise AgentInstallError(_why_not(agent, platform))
+    final = install_dir(environ, agent)
+    if final.is_dir():
+        return final
+    return await run_blocking("install", lambda: _install(agent, target, final))
+
+
+def _install(agent: RegistryAgent, target: BinaryTarget, final: Path) -> Path:
+    final.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{agent.version}-", dir=final.parent))
+    try:
+        archive = work / "archive"
+        _download(target.archive, archive, target.sha256)
+        unpacked = work / "unpacked"
+        unpacked.mkdir()
+        _unpack(archive, target.archive, unpacked)
+        command = _inside(unpacked, target.cmd)
+        if not command.is_file():
+            raise AgentInstallError(f"the archive {target.archive} has no {target.cmd}")
+        command.chmod(command.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        try:
+            unpacked.rename(final)
+        except OSError:
+            if not final.is_dir():  # else another acpls installed the same version meanwhile
+                raise
+        logger.info("installed %s %s in %s", agent.id, agent.version, final)
+        return final
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _download(url: str, dest: Path, sha256: str | None) -> None:
+    request = urllib.request.Request(url, headers={"User-Agent": f"acpls/{__version__}"})
+    digest = hashlib.sha256()
+    try:
+        with (
+            urllib.request.urlopen(request, timeout=DOWNLOAD_TIMEOUT) as response,
+            dest.open("wb") as out,
+        ):
+            while chunk := response.read(_CHUNK):
+                digest.update(chunk)
+                out.write(chunk)
+    except urllib.error.HTTPError as exc:
+        raise AgentInstallError(f"download failed: {url}: HTTP {exc.code} {exc.reason}") from exc
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", None) or exc
+        raise AgentInstallError(f"download failed: {url}: {reason}") from exc
+    if sha256 is not None and digest.hexdigest() != sha256:
+        raise AgentInstallError(
+            f"checksum mismatch for {url}: expected sha256 {sha256}, got {digest.hexdigest()}"
+        )
+
+
+def _unpack(archive: Path, url: str, dest: Path) -> None:
+    if zipfile.is_zipfile(archive):
+        _unzip(archive, dest)
+    elif tarfile.is_tarfile(archive):
+        try:
+            with tarfile.open(archive) as tar:
+                tar.extractall(dest, filter="data")  # refuses absolute paths, `..`, outside links
+        except tarfile.FilterError as exc:
+            raise AgentInstallError(f"unsafe archive {url}: {exc}") from exc
+        except (tarfile.TarError, EOFError, OSError) as exc:
+            raise AgentInstallError(f"bad archive {url}: {exc}") from exc
+    else:
+        raise AgentInstallError(f"bad archive {url}: neither a zip nor a tar archive")
+
+
+def _unzip(archive: Path, dest: Path) -> None:
+    try:
+        with zipfile.ZipFile(archive) as zf:
+            for info in zf.infolist():
+                _inside(dest, info.filename, what=f"unsafe archive entry {info.filename!r}")
+            for info in zf.infolist():
+                zf.extract(info, dest)
+                mode = info.external_attr >> 16
+                if mode & 0o111 and not info.is_dir():
+                    path = dest / info.filename
+                    path.chmod(path.stat().st_mode | (mode & 0o755))
+    except (zipfile.BadZipFile, EOFError, OSError) as exc:
+        raise AgentInstallError(f"bad archive {archive.name}: {exc}") from exc
+
+
+def _inside(root: Path, relative: str, what: str = "path") -> Path:
+    """`root/relative`, refusing anything that would land outside root."""
+    pure = PurePosixPath(relative.replace("\\", "/"))
+    if pure.is_absolute() or ".." in pure.parts or (pure.parts and ":" in pure.parts[0]):
+        raise AgentInstallError(f"{what} escapes its directory: {relative!r}")
+    return root.joinpath(*[p for p in pure.parts if p != "."])
