@@ -54,7 +54,7 @@ def test_git_missing_from_path_is_blocking(tmp_path) -> None:
 def test_bad_arguments_exit_2_with_the_reason() -> None:
     done = _doctor("no-such-preset")
     assert done.returncode == 2
-    assert "unknown preset 'no-such-preset'" in done.stderr
+    assert "unknown agent 'no-such-preset'" in done.stderr
 
 
 def test_an_old_python_is_blocking() -> None:
