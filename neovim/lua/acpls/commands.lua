@@ -38,6 +38,13 @@ M.subcommands = {
       chat().prompt(text, range_context(args))
     end,
   },
+  fix = {
+    desc = "ask the agent to fix this line's diagnostic (`all`: every diagnostic in the buffer)",
+    complete = { 'all' },
+    run = function(rest)
+      require('acpls.fix').run(rest[1] == 'all')
+    end,
+  },
   cancel = {
     desc = 'cancel the running turn',
     run = function()
