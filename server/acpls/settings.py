@@ -29,6 +29,7 @@ class Settings:
     agent: AgentSpec = attrs.field(factory=lambda: resolve_preset("demo"))
     protocol_version: Literal["auto", 1, 2] = "auto"
     follow_enabled: bool = True
+    follow_subagents: bool = False
     mcp_servers: tuple[Any, ...] = ()
     auto_approve_kinds: tuple[str, ...] = ()
     remember_rules: bool = True
@@ -203,6 +204,7 @@ _KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "agent": ("agent", _parse_agent),
     "protocolVersion": ("protocol_version", _parse_version),
     "follow.enabled": ("follow_enabled", _bool),
+    "follow.subagents": ("follow_subagents", _bool),
     "mcpServers": ("mcp_servers", _mcp_servers),
     "permissions.autoApprove": ("auto_approve_kinds", _strings),
     "permissions.rules": ("remember_rules", _bool),

@@ -1098,7 +1098,9 @@ function M.foldexpr(lnum)
   if chat.fold_tick ~= tick then
     chat.fold_tick = tick
     local levels = {}
-    for _, r in ipairs(chat.view:thought_ranges()) do
+    local ranges = chat.view:thought_ranges()
+    vim.list_extend(ranges, chat.view:subagent_ranges())
+    for _, r in ipairs(ranges) do
       levels[r[1] + 1] = '>1'
       for l = r[1] + 2, r[2] + 1 do
         levels[l] = '1'

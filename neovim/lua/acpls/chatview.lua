@@ -292,16 +292,23 @@ local function tool_content_lines(item, terminal_info)
   return { ('  [%s]'):format(tostring(item.type or 'item')) }
 end
 
-function View:render_tool(block, terminal_info)
-  local tc = block.toolCall
+local finished = { completed = true, failed = true, cancelled = true }
+
+-- One line for a tool call: icon, kind, title, status.
+local function tool_line(tc, prefix)
   local status = str(tc.status) or 'pending'
   local icon = M.status_icons[status] or '◐'
   local kind = tc.kind ~= nil and tostring(tc.kind) or 'other'
   local title = (str(tc.title) or str(tc.name) or tostring(tc.toolCallId)):gsub('\n', ' ')
-  -- A sub-agent's tool calls are indented under their parent's.
-  local nest = tc.parentToolCallId ~= nil and '  ↳ ' or ''
-  local lines = { '', ('%s%s %s · %s · %s'):format(nest, icon, kind, title, status) }
-  local hls = { { 1, status_hl[status] or 'AcplsToolRunning' } }
+  return ('%s%s %s · %s · %s'):format(prefix, icon, kind, title, status), status_hl[status] or 'AcplsToolRunning'
+end
+
+function View:render_tool(block, terminal_info)
+  local tc = block.toolCall
+  -- A sub-agent's tool call whose parent is not in this chat stands alone, marked.
+  local head, head_hl = tool_line(tc, tc.parentToolCallId ~= nil and '  ↳ ' or '')
+  local lines = { '', head }
+  local hls = { { 1, head_hl } }
   for _, loc in ipairs(type(tc.locations) == 'table' and tc.locations or {}) do
     if type(loc) == 'table' and str(loc.path) then
       local line = type(loc.line) == 'number' and (':' .. loc.line) or ''
@@ -311,6 +318,31 @@ function View:render_tool(block, terminal_info)
   end
   for _, item in ipairs(type(tc.content) == 'table' and tc.content or {}) do
     vim.list_extend(lines, tool_content_lines(item, terminal_info))
+  end
+  -- Its sub-agent's tool calls, nested under it: a summary line, then one line each (folded,
+  -- see View:subagent_ranges).
+  local children = block.children or {}
+  block.children_row = nil
+  if #children > 0 then
+    local running = 0
+    for _, child in ipairs(children) do
+      if not finished[str(child.toolCall.status) or 'pending'] then
+        running = running + 1
+      end
+    end
+    local summary = ('  ▸ sub-agent: %d tool call%s%s'):format(
+      #children,
+      #children == 1 and '' or 's',
+      running > 0 and (', ' .. running .. ' running') or ''
+    )
+    table.insert(lines, summary)
+    table.insert(hls, { #lines - 1, 'AcplsChatMeta' })
+    block.children_row = #lines - 1
+    for _, child in ipairs(children) do
+      local line, hl = tool_line(child.toolCall, '    ↳ ')
+      table.insert(lines, line)
+      table.insert(hls, { #lines - 1, hl })
+    end
   end
   return lines, hls
 end
@@ -431,6 +463,24 @@ function View:_tool_call(u, edits, terminal_info)
   local tc = type(u.toolCall) == 'table' and u.toolCall or {}
   local id = 'tool:' .. tostring(tc.toolCallId)
   local block = self.by_key[id]
+  if block and block.kind == 'subagent_call' then
+    -- A sub-agent's call lives in its parent's block: re-render the parent.
+    block.toolCall = tc
+    local parent = block.parent
+    local lines, hls = self:render_tool(parent, terminal_info)
+    table.insert(edits, self:_replace(parent, lines, hls))
+    return
+  end
+  local parent = tc.parentToolCallId ~= nil and self.by_key['tool:' .. tostring(tc.parentToolCallId)] or nil
+  if not block and parent and parent.kind == 'tool' then
+    local child = { kind = 'subagent_call', toolCall = tc, parent = parent }
+    self.by_key[id] = child
+    parent.children = parent.children or {}
+    table.insert(parent.children, child)
+    local lines, hls = self:render_tool(parent, terminal_info)
+    table.insert(edits, self:_replace(parent, lines, hls))
+    return
+  end
   if not block then
     self:_heading('agent', edits)
     block = { key = id, kind = 'tool', toolCall = tc }
@@ -599,6 +649,19 @@ function View:render_all(terminal_info)
     vim.list_extend(out, lines)
   end
   return out
+end
+
+--- Where each tool call's nested sub-agent calls are: {summary_row, last_row} (0-based,
+--- inclusive), in order; folded like thoughts, so they start collapsed.
+function View:subagent_ranges()
+  local ranges, row = {}, 0
+  for _, b in ipairs(self.blocks) do
+    if b.kind == 'tool' and b.children_row then
+      table.insert(ranges, { row + b.children_row, row + b.nlines - 1 })
+    end
+    row = row + b.nlines
+  end
+  return ranges
 end
 
 --- Where each folded thought is: {first_row, last_row} (0-based, inclusive), in order.

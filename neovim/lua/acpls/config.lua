@@ -28,7 +28,7 @@ local schema = {
   extra_settings = 'table',
   agent = 'string|table',
   protocolVersion = { type = 'string|number', oneof = { 'auto', 1, 2 } },
-  follow = { enabled = 'boolean' },
+  follow = { enabled = 'boolean', subagents = 'boolean' },
   mcpServers = 'table',
   permissions = { autoApprove = 'table', rules = 'boolean' },
   files = { allowedRoots = 'table' },

@@ -17,6 +17,8 @@ import os
 
 import attrs
 
+from acpls.translate.tool_calls import parent_tool_call_id
+
 FOLLOW_INTERVAL = 0.016
 
 
@@ -113,14 +115,4 @@ class FollowTracker:
 
 def is_subagent_tool_call(tool_call: dict) -> bool:
     """Sub-agent tool calls carry their parent's id (claude-agent-acp puts it in `_meta`)."""
-    if tool_call.get("parentToolCallId"):
-        return True
-    meta = tool_call.get("_meta")
-    if not isinstance(meta, dict):
-        return False
-    for value in meta.values():
-        if isinstance(value, dict) and (
-            value.get("parentToolUseId") or value.get("parentToolCallId")
-        ):
-            return True
-    return bool(meta.get("parentToolCallId"))
+    return parent_tool_call_id(tool_call) is not None

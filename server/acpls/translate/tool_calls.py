@@ -133,6 +133,9 @@ class ToolCallState:
         if self.extra:
             for key, value in self.extra.items():
                 out.setdefault(key, value)
+        parent = parent_tool_call_id(out)
+        if parent is not None:
+            out.setdefault("parentToolCallId", parent)
         return out
 
     def _set_content(self, items: list[ToolCallContent]) -> None:
@@ -263,6 +266,25 @@ def _keep_wiped_diffs(state: ToolCallState, old_diffs: list[DiffV1 | DiffV2]) ->
 
 
 V1_TERMINAL_OUTPUT_META = ("terminal_output", "terminal_output_delta")
+
+
+def parent_tool_call_id(tool_call: JsonObject) -> str | None:
+    """The tool call a sub-agent's tool call belongs to: `parentToolCallId`, or where Claude Code
+    puts it (`_meta.claudeCode.parentToolUseId`, the Task tool call's id), so editors need read
+    only `parentToolCallId`."""
+    parent = tool_call.get("parentToolCallId")
+    if isinstance(parent, str) and parent:
+        return parent
+    meta = tool_call.get("_meta")
+    if not isinstance(meta, dict):
+        return None
+    for value in (meta, *meta.values()):
+        if isinstance(value, dict):
+            for key in ("parentToolUseId", "parentToolCallId"):
+                found = value.get(key)
+                if isinstance(found, str) and found:
+                    return found
+    return None
 
 
 def editor_tool_call(tool_call: JsonObject) -> JsonObject:

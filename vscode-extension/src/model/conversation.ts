@@ -27,7 +27,8 @@ export type MessageItem = {
   /** A prompt the user typed here, shown until the server's own copy of it arrives. */
   localEcho?: boolean;
 };
-export type ToolCallItem = { kind: "tool_call"; id: string; toolCall: ToolCall };
+/** `children`: its sub-agent's tool calls (those naming it as `parentToolCallId`), in order. */
+export type ToolCallItem = { kind: "tool_call"; id: string; toolCall: ToolCall; children?: ToolCall[] };
 export type NoticeItem = { kind: "notice"; id: string; severity: string; title: string; description?: string };
 export type CompactionItem = { kind: "compaction"; id: string; status: string; summary?: unknown; error?: unknown };
 export type AutoPermissionItem = {
@@ -88,6 +89,27 @@ function push(session: SessionView, item: Item, change: Change): void {
     for (const dropped of session.items.splice(0, excess)) change.removed.push(dropped.id);
     session.trimmed += excess;
   }
+}
+
+/** A sub-agent's tool call goes into its parent's item (shown nested there) when the parent is in
+ * the view; returns false when it has none here, and it then stands alone. */
+function nestUnderParent(session: SessionView, call: ToolCall, change: Change): boolean {
+  if (call.parentToolCallId === undefined) return false;
+  const parent = findItem(session, `tool:${call.parentToolCallId}`);
+  if (parent?.kind !== "tool_call") return false;
+  const children = (parent.children ??= []);
+  const at = children.findIndex((c) => c.toolCallId === call.toolCallId);
+  if (at >= 0) children[at] = call;
+  else children.push(call);
+  change.items.push(parent.id);
+  return true;
+}
+
+/** How a parent's nested sub-agent calls are summed up while collapsed. */
+export function subagentSummary(children: readonly ToolCall[]): string {
+  const running = children.filter((c) => c.status === undefined || c.status === "pending" || c.status === "in_progress").length;
+  const count = `${children.length} tool call${children.length === 1 ? "" : "s"}`;
+  return `Sub-agent: ${count}${running > 0 ? `, ${running} running` : ""}`;
 }
 
 function appendBlock(blocks: ContentBlock[], block: ContentBlock): void {
@@ -159,6 +181,7 @@ export function applyUpdate(session: SessionView, update: SessionUpdate, sequenc
       upsertMessage(session, update.role, update.messageId, change).blocks = update.content.map((block) => ({ ...block }));
       break;
     case "tool_call": {
+      if (nestUnderParent(session, update.toolCall, change)) break;
       const id = `tool:${update.toolCall.toolCallId}`;
       const existing = findItem(session, id);
       if (existing?.kind === "tool_call") {

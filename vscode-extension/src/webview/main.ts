@@ -11,6 +11,7 @@ import {
   emptySession,
   type Item,
   messageText,
+  subagentSummary,
   type SessionView,
   type ToolCallItem,
   toolCallTargets,
@@ -306,8 +307,27 @@ function fillToolCall(node: HTMLElement, item: ToolCallItem): void {
   for (const location of call.locations ?? []) {
     body.append(link("file", `${baseName(location.path)}${location.line === undefined ? "" : `:${location.line}`}`, () => send({ type: "openLocation", path: location.path, line: location.line }), "location"));
   }
+  // Keep a nested list the user opened open across re-renders (collapsed at first).
+  const wasOpen = node.querySelector(":scope > details.subagent")?.hasAttribute("open") === true;
   node.replaceChildren(head);
   if (body.childElementCount > 0) node.append(body);
+  const children = item.children ?? [];
+  if (children.length > 0) {
+    const nested = el("details", "subagent");
+    if (wasOpen) nested.setAttribute("open", "");
+    nested.append(el("summary", undefined, subagentSummary(children)));
+    for (const child of children) {
+      const row = el("div", `subagent-call status-${(child.status ?? "pending").replace(/[^a-z_]/gi, "")}`);
+      row.append(icon(toolKindIcon(child.kind)), el("span", "tool-title", child.title ?? child.name ?? child.toolCallId), el("span", "badge", toolStatusLabel(child.status ?? "pending")));
+      const first = toolCallTargets(child)[0];
+      if (first !== undefined) {
+        row.classList.add("openable");
+        row.addEventListener("click", () => openTarget(first, child.toolCallId));
+      }
+      nested.append(row);
+    }
+    node.append(nested);
+  }
 }
 
 function link(iconName: string, label: string, onClick: () => void, className: string): HTMLElement {

@@ -8,6 +8,7 @@ import {
   emptySession,
   MAX_ITEMS,
   messageText,
+  subagentSummary,
   toolCallTargets,
   toolKindIcon,
   toolStatusLabel,
@@ -146,5 +147,27 @@ describe("conversation model", () => {
     assert.equal(toolStatusLabel("_acme_waiting_for_ci"), "_acme_waiting_for_ci");
     assert.equal(toolKindIcon("read"), "eye");
     assert.equal(toolKindIcon("_acme_deploy"), "tools");
+  });
+});
+
+describe("sub-agents", () => {
+  test("a sub-agent's tool calls nest under their parent, updated in place; an orphan stands alone", () => {
+    const session = emptySession("s");
+    const tool = (toolCallId: string, status: string, parentToolCallId?: string): KnownSessionUpdate => ({
+      sessionUpdate: "tool_call",
+      toolCall: { toolCallId, title: toolCallId, kind: "read", status, content: [], locations: [], ...(parentToolCallId === undefined ? {} : { parentToolCallId }) },
+    });
+    applyUpdate(session, tool("task", "in_progress"), 1);
+    const change = applyUpdate(session, tool("c1", "in_progress", "task"), 2);
+    assert.deepEqual(change.items, ["tool:task"]);
+    applyUpdate(session, tool("c2", "completed", "task"), 3);
+    applyUpdate(session, tool("c1", "completed", "task"), 4);
+    applyUpdate(session, tool("lost", "completed", "elsewhere"), 5);
+    assert.deepEqual(session.items.map((i) => i.id), ["tool:task", "tool:lost"]);
+    const parent = session.items[0];
+    assert.ok(parent?.kind === "tool_call");
+    assert.deepEqual(parent.children?.map((c) => [c.toolCallId, c.status]), [["c1", "completed"], ["c2", "completed"]]);
+    assert.equal(subagentSummary(parent.children ?? []), "Sub-agent: 2 tool calls");
+    assert.equal(subagentSummary([{ toolCallId: "x", status: "in_progress" } as never]), "Sub-agent: 1 tool call, 1 running");
   });
 });
