@@ -171,6 +171,13 @@ M.subcommands = {
       require('acpls.review').all('reject', rest[1] == 'file')
     end,
   },
+  agents = {
+    desc = 'choose the agent among the presets and the ACP registry (`refresh`: fetch the registry first)',
+    complete = { 'refresh' },
+    run = function(rest)
+      require('acpls.agents').pick({ refresh = rest[1] == 'refresh' })
+    end,
+  },
   checkpoints = {
     desc = 'restore the workspace to before a turn (a picker with a diff preview)',
     run = function()

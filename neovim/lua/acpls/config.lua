@@ -194,6 +194,13 @@ function M.set(opts)
   report(M.validate(user_opts))
 end
 
+--- Change some options at run time (`:Acpls agents`), on top of what setup() was given.
+---@param changes table
+function M.update(changes)
+  user_opts = vim.tbl_deep_extend('force', user_opts or {}, changes)
+  report(M.validate(user_opts))
+end
+
 --- The effective options (defaults with the user's on top). Options with a wrong type are dropped
 --- (and reported, unless `quiet`), so a typo never breaks the plugin.
 ---@param quiet boolean?

@@ -47,7 +47,7 @@ function M.check()
   end
   health.start('acpls: agent')
   if cmd then
-    M.check_agent(cmd, opts.agent)
+    M.check_agent(cmd, opts.agent, opts)
   else
     health.warn('the agent cannot be checked without the acpls server')
   end
@@ -93,11 +93,18 @@ end
 
 --- Starts the configured agent once through `acpls agents check` (it sends ACP `initialize` and
 --- stops it again) and reports whether it is installed and answers.
-function M.check_agent(cmd, agent)
+function M.check_agent(cmd, agent, opts)
   local health = vim.health
   local which = agent == nil and 'demo' or agent
   local arg = type(which) == 'table' and vim.json.encode(which) or tostring(which)
-  local argv = vim.list_extend(vim.deepcopy(cmd), { 'agents', 'check', '--json', arg })
+  local registry = type(opts) == 'table' and type(opts.registry) == 'table' and opts.registry.url or nil
+  -- --offline: a registry id resolves against the copy the server cached (else the snapshot), so
+  -- the health check never waits for the network
+  local argv = vim.list_extend(vim.deepcopy(cmd), { 'agents', '--offline' })
+  if registry then
+    vim.list_extend(argv, { '--registry-url', registry })
+  end
+  vim.list_extend(argv, { 'check', '--json', arg })
   local res = vim.system(argv, { text = true }):wait(60000)
   local ok, checks = pcall(vim.json.decode, res.stdout or '')
   if not ok or type(checks) ~= 'table' or type(checks[1]) ~= 'table' then
