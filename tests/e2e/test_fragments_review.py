@@ -171,3 +171,31 @@ async def test_fragment_diffs_preview_review_and_reject_all(
         after = await command(editor.client, "acpls.rejectAll", {})
         assert after == {"files": []}
         assert shop.read_bytes() == SHOP.encode()
+
+
+async def test_disk_write_seen_before_completed_survives_a_stale_open_buffer(
+    server_env: dict[str, str], workspace: Path, tmp_path: Path
+):
+    """Claude Code writes the file on disk and the watcher records it before the tool call goes
+    `completed`; the open buffer (no unsaved changes) is reloaded by the editor only after the
+    turn. The stale buffer at `completed` must not undo the recorded write: else the reload
+    looks like the user's edit and the agent's change vanishes from the review."""
+    shop = workspace / "shop.py"
+    shop.write_bytes(SHOP.encode())
+    agents_result = SHOP.replace(*CLAUDE)
+    steps = claude_steps(shop)
+    # The watcher reports the write before `completed` arrives (the order seen with the real
+    # agent about half the time).
+    steps.insert(-1, {"sleep": 1.5})
+    async with disk_editor(server_env) as editor:
+        editor.open(shop)
+        await run_turn(editor, workspace, steps, tmp_path / "agent.jsonl")
+        assert shop.read_bytes().decode() == agents_result
+        editor.type_text(shop, agents_result)  # the editor reloads the file from disk
+        review = await command(editor.client, "acpls.review", {})
+        (changed,) = review["files"]
+        assert changed["path"] == str(shop) and "note" not in changed, changed
+        (hunk,) = changed["hunks"]
+        assert (hunk["oldText"], hunk["newText"]) == CLAUDE, hunk
+        assert await command(editor.client, "acpls.rejectAll", {}) == {"files": []}
+        assert editor.buffers[shop.as_uri()] == SHOP

@@ -11,8 +11,8 @@ One `AgentSpec` per agent says how to start it offline (command, arguments, envi
 files in its temporary HOME, what to do after `session/new`) and what it is known to do
 (tests/real_agents/README.md lists each habit). Scripts are tests/model_server/scripts/<script
 dir>/<scenario>.json; every agent has the same three scenarios over the same file (`SHOP`):
-`edit_turn` (read shop.py, edit one line, run a command that writes report.txt and prints
-`report-written`, answer), `reject_turn` (edit, then answer) and `cancel` (read, then the model
+`edit_turn` (read shop.py, edit one line, run a command that writes report.txt, deletes
+legacy.txt and prints `report-written`, answer), `reject_turn` (edit, then answer) and `cancel` (read, then the model
 stalls).
 """
 
@@ -54,6 +54,8 @@ OLD_LINE = "    return sum(prices)\n"
 NEW_LINE = "    return round(sum(prices), 2)\n"
 EDITED = SHOP.replace(OLD_LINE, NEW_LINE)
 REPORT = "total rounded\n"
+# A committed file the edit_turn command deletes just before the turn ends.
+LEGACY = "old totals, not rounded\n"
 # What `write_turn` makes the agent write into the new file notes.md.
 NOTES = "# Notes\n\nTotals are rounded to cents.\n"
 COMMAND_OUTPUT = "report-written"
@@ -174,7 +176,11 @@ _CLAUDE_OPTIONS = {
     ),
     "execute": (
         ("allow-once", "Yes", "allow_once"),
-        ("allow-with-updates", "Yes, and allow access to ws/ and similar commands", "allow_always"),
+        (
+            "allow-with-updates",
+            "Yes, and don't ask again for printf 'total rounded\\n' and rm legacy.txt commands",
+            "allow_always",
+        ),
         ("reject", "No", "reject_once"),
     ),
 }
@@ -190,8 +196,8 @@ _QWEN_OPTIONS = {
         ("cancel", "Reject", "reject_once"),
     ),
     "execute": (
-        ("proceed_always_project", "Always Allow in project: printf *", "allow_always"),
-        ("proceed_always_user", "Always Allow for user: printf *", "allow_always"),
+        ("proceed_always_project", "Always Allow in project: printf *, rm *", "allow_always"),
+        ("proceed_always_user", "Always Allow for user: printf *, rm *", "allow_always"),
         ("proceed_once", "Allow", "allow_once"),
         ("cancel", "Reject", "reject_once"),
     ),
@@ -250,12 +256,14 @@ AGENTS: dict[str, AgentSpec] = {
 
 
 def make_workspace(root: Path) -> Path:
-    """A git workspace holding shop.py, committed (agents look at the repository)."""
+    """A git workspace holding shop.py and legacy.txt, committed (agents look at the
+    repository)."""
     root.mkdir(parents=True)
     (root / "shop.py").write_bytes(SHOP.encode())
+    (root / "legacy.txt").write_bytes(LEGACY.encode())
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"]
     subprocess.run([*git, "init", "-q"], cwd=root, check=True)
-    subprocess.run([*git, "add", "shop.py"], cwd=root, check=True)
+    subprocess.run([*git, "add", "shop.py", "legacy.txt"], cwd=root, check=True)
     subprocess.run([*git, "commit", "-qm", "start"], cwd=root, check=True)
     return root
 
@@ -282,6 +290,10 @@ class AgentRun:
     @property
     def notes(self) -> Path:
         return self.workspace / "notes.md"
+
+    @property
+    def legacy(self) -> Path:
+        return self.workspace / "legacy.txt"
 
     @property
     def report(self) -> Path:

@@ -19,6 +19,7 @@ from tests.real_agents.harness import (
     CANCEL_SECONDS,
     COMMAND_OUTPUT,
     EDITED,
+    LEGACY,
     NOTES,
     REPORT,
     SHOP,
@@ -158,10 +159,14 @@ def check_command_output(run: AgentRun) -> None:
 
 
 def check_review(run: AgentRun, files: list[dict[str, Any]]) -> None:
-    """Both changes of the turn, exactly: undoing every hunk gives the original bytes back."""
+    """Every change of the turn, exactly: undoing every hunk gives the original bytes back."""
     by_path = {f["path"]: f for f in files}
-    assert set(by_path) == {str(run.shop), str(run.report)}, files
+    assert set(by_path) == {str(run.shop), str(run.report), str(run.legacy)}, files
     shop, report = by_path[str(run.shop)], by_path[str(run.report)]
+    legacy = by_path[str(run.legacy)]
+    assert legacy["status"] == "deleted" and "note" not in legacy, legacy
+    assert legacy.get("sessionId") == run.session_id, legacy
+    assert undo_hunks("", legacy["hunks"]) == LEGACY, legacy
     assert shop["status"] == "modified" and "note" not in shop, shop
     assert shop["sessionId"] == run.session_id
     assert undo_hunks(EDITED, shop["hunks"]) == SHOP, shop
@@ -198,6 +203,7 @@ async def test_edit_turn_allowed_then_review_and_reject_all(
             run.save_all()
         assert disk_text(run.shop) == EDITED
         assert disk_text(run.report) == REPORT
+        assert not run.legacy.exists()
         check_permissions(run, answers, {"edit", "execute"})
         check_follow(run)
         check_command_output(run)
@@ -209,6 +215,7 @@ async def test_edit_turn_allowed_then_review_and_reject_all(
         run.save_all()
         assert disk_text(run.shop) == SHOP
         assert not run.report.exists()
+        assert disk_text(run.legacy) == LEGACY
         await run.exit_editor()
 
 
@@ -307,6 +314,7 @@ async def test_unsaved_text_survives_the_turn_and_reject_all(
         assert file_text(run) == UNSAVED_EDITED, run.log()
         assert disk_text(run.shop) == SHOP
         files = {f["path"]: f for f in await run.review()}
+        assert set(files) == {str(run.shop), str(run.report), str(run.legacy)}, files
         shop = files[str(run.shop)]
         assert undo_hunks(UNSAVED_EDITED, shop["hunks"]) == UNSAVED, shop
         assert [(h["oldText"], h["newText"]) for h in shop["hunks"]] == [
@@ -315,6 +323,7 @@ async def test_unsaved_text_survives_the_turn_and_reject_all(
         assert await run.reject_all() == []
         assert file_text(run) == UNSAVED
         assert disk_text(run.shop) == SHOP and not run.report.exists()
+        assert disk_text(run.legacy) == LEGACY
         await run.exit_editor()
 
 
