@@ -132,10 +132,9 @@ class DiffMachine(RuleBasedStateMachine):
         # A new-file diff is fresh only when the file is not there (or empty); a modify diff only
         # when its oldText is the current text, or is "" for a file not there (a new file, as
         # Qwen Code sends it).
-        if old is None:
-            fresh = not current
-        else:
-            fresh = old == current or (old == "" and current is None)
+        fresh = (
+            (not current) if old is None else (old == current or (old == "" and current is None))
+        )
         self.check(item, path, new_text, fresh, accept)
 
     @precondition(lambda self: bool(self.files))
