@@ -14,13 +14,13 @@ import contextlib
 import ctypes
 import enum
 import logging
-import os
 import signal
 import time
 from collections import deque
 from collections.abc import Callable
 
 from acpls import flow
+from acpls.services.process_group import ON_WINDOWS, spawn_options, stop_group
 from acpls.supervisor import TaskSupervisor
 
 logger = logging.getLogger(__name__)
@@ -100,8 +100,9 @@ class AgentProcess:
                 stderr=asyncio.subprocess.PIPE,
                 cwd=self.cwd,
                 env=self.env,
-                start_new_session=True,
-                preexec_fn=_die_with_parent,
+                # Its own process group (stopped as one), and on Linux killed with acpls.
+                **spawn_options(),
+                preexec_fn=None if ON_WINDOWS else _die_with_parent,
                 limit=READ_CHUNK,
             )
         except (OSError, ValueError) as exc:
@@ -135,7 +136,7 @@ class AgentProcess:
             f" limits.maxAgentInputBytes = {self.max_input_bytes})"
         )
         logger.error("stopping the agent: %s", self._kill_reason)
-        self._signal_group(signal.SIGKILL)
+        self._stop_group(force=True)
         if self.on_given_up is not None:
             self.on_given_up(self._kill_reason)
 
@@ -226,12 +227,12 @@ class AgentProcess:
             if proc.stdin and not proc.stdin.is_closing():
                 proc.stdin.close()
             if not await self._exited_within(grace):
-                self._signal_group(signal.SIGTERM)
+                self._stop_group(force=False)
                 if not await self._exited_within(grace):
-                    self._signal_group(signal.SIGKILL)
+                    self._stop_group(force=True)
                     await self._exited_within(grace)
         # The leader may be gone while children linger in its group.
-        self._signal_group(signal.SIGKILL)
+        self._stop_group(force=True)
         await self._tasks.aclose(grace=grace)
 
     async def _exited_within(self, seconds: float) -> bool:
@@ -242,11 +243,9 @@ class AgentProcess:
         except TimeoutError:
             return False
 
-    def _signal_group(self, sig: int) -> None:
-        if self._proc is None:
-            return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self._proc.pid, sig)
+    def _stop_group(self, *, force: bool) -> None:
+        if self._proc is not None:
+            stop_group(self._proc.pid, force=force)
 
 
 def describe_returncode(code: int | None) -> str:

@@ -13,7 +13,6 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import time
 from collections import deque
 from collections.abc import Iterable, Mapping
@@ -23,6 +22,7 @@ import attrs
 
 from acpls import __version__
 from acpls.presets import PRESETS_BY_NAME, AgentSpec
+from acpls.services.process_group import spawn_options, stop_group
 
 DEFAULT_TIMEOUT = 30.0
 _STOP_GRACE = 2.0
@@ -118,8 +118,8 @@ async def check_agent(
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
             limit=_MAX_LINE,
+            **spawn_options(),
         )
     except OSError as exc:
         return AgentCheck(spec.name, argv, installed=True, ok=False, detail=f"cannot start: {exc}")
@@ -239,15 +239,13 @@ async def _stop(proc: asyncio.subprocess.Process) -> None:
     if proc.stdin is not None:
         with contextlib.suppress(OSError):
             proc.stdin.close()
-    for sig in (None, signal.SIGTERM, signal.SIGKILL):
-        if sig is not None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, sig)
+    for force in (None, False, True):
+        if force is not None:
+            stop_group(proc.pid, force=force)
         try:
             await asyncio.wait_for(proc.wait(), _STOP_GRACE)
             break
         except TimeoutError:
             continue
     # npx and shells leave children in the group: the group goes with the check, always.
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
+    stop_group(proc.pid, force=True)
