@@ -1,5 +1,5 @@
 """Checkpoints with real agents (issue 13): a whole turn of Claude Code (which writes straight to
-disk and runs a command that writes another file) and of Gemini CLI (which writes through the
+disk and runs a command that writes another file and deletes a third) and of Gemini CLI (which writes through the
 editor) is undone exactly by restoring the checkpoint acpls took before it, while the user's own
 git state (an uncommitted change, a staged file, a stash) is left exactly as it was."""
 
@@ -67,11 +67,12 @@ async def test_restoring_the_checkpoint_undoes_a_real_turn(
         assert result["stopReason"] == "end_turn", run.log()
         run.save_all()  # an agent that wrote through the editor left its text unsaved
         assert disk_text(run.shop) == EDITED and disk_text(run.report) == REPORT, run.log()
+        assert not run.legacy.exists()  # the command deletes it too
 
         (checkpoint, *_) = await command(run.client, "acpls.checkpoints", {})
         assert checkpoint["turn"] == 1 and checkpoint["sessionId"] == run.session_id
         changed = {str(Path(p).relative_to(run.workspace)) for p in checkpoint["files"]}
-        assert changed == {"shop.py", "report.txt"}
+        assert changed == {"shop.py", "report.txt", "legacy.txt"}
 
         restored = await command(run.client, "acpls.restoreCheckpoint", {"id": checkpoint["id"]})
         assert restored["skipped"] == [], restored
