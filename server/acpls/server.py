@@ -255,6 +255,14 @@ async def _resume_session(hub: Hub, args: dict[str, Any]) -> Any:
     return await _load_session(hub, args, replay=False)
 
 
+async def _steer(hub: Hub, args: dict[str, Any]) -> Any:
+    from acpls.core.steering import steer
+
+    text = _string(args, "text", required=True)
+    assert text is not None
+    return await steer(hub, args.get("sessionId"), text, _context(args))
+
+
 async def _fork_session(hub: Hub, args: dict[str, Any]) -> Any:
     return await _admin(hub).fork(_string(args, "sessionId"))
 
@@ -428,6 +436,7 @@ COMMANDS: dict[str, CommandHandler] = {
     "acpls.loadSession": _load_session,
     "acpls.resumeSession": _resume_session,
     "acpls.forkSession": _fork_session,
+    "acpls.steer": _steer,
     "acpls.closeSession": _close_session,
     "acpls.deleteSession": _delete_session,
     "acpls.logout": _logout,

@@ -13,7 +13,8 @@ import { safeHref } from "./model/markdown";
 import { type PermissionController, type VirtualDocuments, type WaitingPrompt, showProposedDiffs } from "./permissions";
 import type { QuestionController, WaitingQuestion } from "./questions";
 import { tokensText, UsageWarnings, usageText } from "./model/usage";
-import type { ListedSession, RequestPermissionParams, SessionOffers, SessionUpdate, SessionUpdateParams } from "./protocol";
+import { PromptQueue } from "./model/queue";
+import type { ListedSession, PromptContext, RequestPermissionParams, SessionOffers, SessionUpdate, SessionUpdateParams } from "./protocol";
 import { type SessionAction, sessionActions, sessionPick } from "./model/sessions";
 import type { TerminalController } from "./terminals";
 import { restoreCheckpoint } from "./checkpoints";
@@ -25,6 +26,8 @@ const BATCH_MS = 16;
 export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable {
   static readonly viewId = "acpls.agent";
   readonly store = new ConversationStore();
+  private readonly queue = new PromptQueue<PromptContext>();
+  private holdQueue = false;
   private view: vscode.WebviewView | undefined;
   private ready = false;
   private outbox: { sessionId: string; updates: SessionUpdate[] } | undefined;
@@ -200,13 +203,18 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
   }
 
   /** Sends a prompt in the shown session (creating one when there is none). */
-  async prompt(text: string): Promise<void> {
+  /** Sends a prompt; while a turn runs it is queued instead (shown in the panel, editable,
+   * removable, or steered into the running turn where the agent allows) and sent when it ends. */
+  async prompt(text: string, queued?: PromptContext[]): Promise<void> {
     if (text.trim() === "") return;
+    const context = queued ?? this.takeChips();
     if (this.busy) {
-      this.post({ type: "error", message: "The agent is still working on the last prompt: wait, or cancel it." });
+      this.queue.add(text, context);
+      this.postQueue();
       return;
     }
     this.remember(text);
+    this.holdQueue = false;
     this.setBusy(true);
     let sessionId = this.store.current;
     try {
@@ -216,9 +224,6 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
       }
       addLocalPrompt(this.store.session(sessionId), text);
       this.post({ type: "localPrompt", sessionId, text });
-      const context = this.chips.map((c) => (c.range === undefined ? { uri: c.uri } : { uri: c.uri, range: c.range }));
-      this.chips = [];
-      this.post({ type: "context", chips: [] });
       const result = await this.client.command("acpls.prompt", { sessionId, text, ...(context.length > 0 ? { context } : {}) });
       this.flush();
       const tokens = tokensText(result.usage);
@@ -236,9 +241,57 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
     } finally {
       this.setBusy(false);
     }
+    const next = this.holdQueue ? undefined : this.queue.next();
+    if (next !== undefined) {
+      this.postQueue();
+      await this.prompt(next.text, next.context);
+    }
+  }
+
+  private takeChips(): PromptContext[] {
+    const context = this.chips.map((c) => (c.range === undefined ? { uri: c.uri } : { uri: c.uri, range: c.range }));
+    if (this.chips.length > 0) {
+      this.chips = [];
+      this.post({ type: "context", chips: [] });
+    }
+    return context;
+  }
+
+  private postQueue(): void {
+    this.post({ type: "queue", items: this.queue.list.map((q) => ({ id: q.id, text: q.text })) });
+  }
+
+  /** What the user did with a queued prompt: edit (back into the input), remove, or steer (given
+   * to the agent now, in the running turn: acpls.steer). */
+  async queued(id: number, action: "edit" | "remove" | "steer"): Promise<void> {
+    const item = this.queue.take(id);
+    if (item === undefined) return;
+    this.postQueue();
+    if (action === "edit") this.post({ type: "focusPrompt", text: item.text });
+    if (action !== "steer") return;
+    try {
+      const sessionId = this.store.current;
+      const steered = await this.client.command("acpls.steer", {
+        ...(sessionId === undefined ? {} : { sessionId }),
+        text: item.text,
+        ...(item.context.length > 0 ? { context: item.context } : {}),
+      });
+      if (steered.outcome === "promptRequired") {
+        await this.prompt(item.text, item.context); // the turn had ended: an ordinary prompt
+        return;
+      }
+      addLocalPrompt(this.store.session(steered.sessionId), item.text);
+      this.post({ type: "localPrompt", sessionId: steered.sessionId, text: item.text });
+    } catch (error) {
+      this.queue.add(item.text, item.context);
+      this.postQueue();
+      this.post({ type: "error", message: `Could not steer: ${String(error)}` });
+    }
   }
 
   async cancel(): Promise<void> {
+    // Queued prompts stay (shown, editable) but wait for the user's next prompt.
+    this.holdQueue = true;
     try {
       await this.client.command("acpls.cancel", this.store.current === undefined ? {} : { sessionId: this.store.current });
     } catch (error) {
@@ -385,6 +438,9 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
         break;
       case "browseSessions":
         await this.browseSessions();
+        break;
+      case "queued":
+        await this.queued(message.id, message.action);
         break;
       case "setMode":
         await this.client.command("acpls.setMode", { ...this.sessionArg(), modeId: message.modeId }).catch((e: unknown) => this.post({ type: "error", message: String(e) }));

@@ -270,6 +270,7 @@ export const checkAgentStatusParams = object({
   protocolVersion: optional(int),
   agentInfo: optional(object({ name: str, version: optional(str), title: optional(str) })),
   message: optional(str),
+  canSteer: optional(bool),
 });
 export type AgentStatusParams = ReturnType<typeof checkAgentStatusParams>;
 export const AgentStatusNotification = new NotificationType<AgentStatusParams>("acpls/agentStatus");
@@ -341,6 +342,7 @@ export const Commands = {
   loadSession: "acpls.loadSession",
   resumeSession: "acpls.resumeSession",
   forkSession: "acpls.forkSession",
+  steer: "acpls.steer",
   closeSession: "acpls.closeSession",
   deleteSession: "acpls.deleteSession",
   logout: "acpls.logout",
@@ -429,6 +431,7 @@ export interface CommandSignatures {
   "acpls.loadSession": [{ sessionId: string }, { sessionId: string }];
   "acpls.resumeSession": [{ sessionId: string }, { sessionId: string }];
   "acpls.forkSession": [{ sessionId?: string }, { sessionId: string; forkedFrom: string }];
+  "acpls.steer": [{ sessionId?: string; text: string; context?: PromptContext[] }, { sessionId: string; outcome: string }];
   "acpls.closeSession": [{ sessionId?: string }, { sessionId: string; closedByAgent: boolean }];
   "acpls.deleteSession": [{ sessionId: string }, { sessionId: string }];
   "acpls.logout": [Record<string, never>, null];
@@ -474,6 +477,7 @@ export const COMMAND_RESULTS = {
   "acpls.loadSession": object({ sessionId: str }),
   "acpls.resumeSession": object({ sessionId: str }),
   "acpls.forkSession": object({ sessionId: str, forkedFrom: str }),
+  "acpls.steer": object({ sessionId: str, outcome: str }),
   "acpls.closeSession": object({ sessionId: str, closedByAgent: bool }),
   "acpls.deleteSession": object({ sessionId: str }),
   "acpls.sessions": object({ sessions: arrayOf(checkKnownSession), current: optional(str) }),

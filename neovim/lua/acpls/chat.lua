@@ -343,7 +343,8 @@ function Chat:ensure_session(cb)
   end)
 end
 
---- Send a prompt. Prompts sent while a turn runs wait for it to end.
+--- Send a prompt. Prompts sent while a turn runs are queued (listed in the prompt bar, editable
+--- and removable with `:Acpls queue`) and sent, each shown then, when the turn ends.
 ---@param text string
 ---@param context table[]? `[{uri, range?}]`
 function Chat:send(text, context)
@@ -352,9 +353,101 @@ function Chat:send(text, context)
     return
   end
   last = self
-  self:render(self.view:user_prompt(text))
-  table.insert(self.queue, { text = text, context = context })
+  local item = { text = text, context = context }
+  if not self.running then
+    self:render(self.view:user_prompt(text))
+    item.shown = true
+  end
+  table.insert(self.queue, item)
+  self:update_prompt_bar()
   self:_next()
+end
+
+--- The prompts waiting for the running turn (not yet sent).
+function Chat:queued()
+  local out = {}
+  for _, item in ipairs(self.queue) do
+    if not item.shown then
+      table.insert(out, item)
+    end
+  end
+  return out
+end
+
+local function remove_item(list, item)
+  for i, x in ipairs(list) do
+    if x == item then
+      table.remove(list, i)
+      return true
+    end
+  end
+  return false
+end
+
+--- Give a queued prompt to the agent now, in the running turn (`acpls.steer`, where the agent takes
+--- it); when no turn runs any more it stays queued and goes out as an ordinary prompt.
+function Chat:steer(item)
+  if not (self.session_id and self.client_id) then
+    return
+  end
+  local args = { sessionId = self.session_id, text = item.text }
+  if item.context and #item.context > 0 then
+    args.context = item.context
+  end
+  client.exec(self.client_id, 'acpls.steer', args, function(err, res)
+    if err then
+      vim.notify('acpls: cannot steer: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      return
+    end
+    if type(res) == 'table' and res.outcome == 'promptRequired' then
+      return
+    end
+    if remove_item(self.queue, item) then
+      self:render(self.view:note({ '**You** (while the agent worked): ' .. item.text:gsub('\n', ' ') }, 'AcplsChatUser'))
+      self:update_prompt_bar()
+    end
+  end)
+end
+
+--- `:Acpls queue`: pick a queued prompt, then edit it, remove it or (where the agent takes it)
+--- steer the running turn with it.
+function Chat:pick_queued()
+  local items = self:queued()
+  if #items == 0 then
+    vim.notify('acpls: no prompt is waiting')
+    return
+  end
+  vim.ui.select(items, {
+    prompt = 'Queued prompts',
+    kind = 'acpls.queue',
+    format_item = function(item)
+      return (item.text:gsub('\n', ' '))
+    end,
+  }, function(item)
+    if not item then
+      return
+    end
+    local actions = { 'Edit', 'Remove' }
+    local status = self.client_id and client.agent_status[self.client_id]
+    if status and status.canSteer then
+      table.insert(actions, 1, 'Steer: give it to the agent now')
+    end
+    vim.ui.select(actions, { prompt = item.text, kind = 'acpls.queue_action' }, function(action)
+      if action == 'Edit' then
+        vim.ui.input({ prompt = 'Queued prompt: ', default = item.text }, function(text)
+          if text and vim.trim(text) ~= '' and not item.shown then
+            item.text = vim.trim(text)
+            self:update_prompt_bar()
+          end
+        end)
+      elseif action == 'Remove' then
+        remove_item(self.queue, item)
+        self:update_prompt_bar()
+      elseif action then
+        self:steer(item)
+      end
+    end)
+  end)
 end
 
 function Chat:_next()
@@ -368,6 +461,11 @@ function Chat:_next()
       self.running = false
       return
     end
+    if not item.shown then
+      item.shown = true
+      self:render(self.view:user_prompt(item.text))
+    end
+    self:update_prompt_bar()
     local args = { sessionId = self.session_id, text = item.text }
     if item.context and #item.context > 0 then
       args.context = item.context
@@ -419,6 +517,10 @@ function Chat:update_prompt_bar()
     table.insert(parts, keys.cancel .. ' cancel')
   end
   table.insert(parts, '/ commands')
+  local waiting = #self:queued()
+  if waiting > 0 then
+    table.insert(parts, ('%d queued (:Acpls queue)'):format(waiting))
+  end
   local bar = 'prompt: ' .. table.concat(parts, ' · ')
   if self.context and #self.context > 0 then
     local names = {}
@@ -459,7 +561,21 @@ function Chat:send_input()
 end
 
 function Chat:cancel()
+  -- Queued prompts are not sent after a cancel; their text goes back into the prompt buffer.
+  local back = {}
+  for _, item in ipairs(self:queued()) do
+    vim.list_extend(back, vim.split(item.text, '\n', { plain = true }))
+  end
   self.queue = {}
+  if #back > 0 and self.in_buf and vim.api.nvim_buf_is_valid(self.in_buf) then
+    local have = vim.api.nvim_buf_get_lines(self.in_buf, 0, -1, false)
+    if #have == 1 and have[1] == '' then
+      have = {}
+    end
+    vim.list_extend(have, back)
+    vim.api.nvim_buf_set_lines(self.in_buf, 0, -1, false, have)
+  end
+  self:update_prompt_bar()
   if self.session_id and self.client_id then
     client.exec(self.client_id, 'acpls.cancel', { sessionId = self.session_id })
   end
@@ -943,6 +1059,15 @@ function M.cancel()
     for _, c in ipairs(client.clients()) do
       client.exec(c.id, 'acpls.cancel', {})
     end
+  end
+end
+
+function M.pick_queued()
+  local chat = M.current()
+  if chat then
+    chat:pick_queued()
+  else
+    vim.notify('acpls: no chat (:Acpls chat)')
   end
 end
 

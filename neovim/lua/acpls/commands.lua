@@ -51,6 +51,12 @@ M.subcommands = {
       chat().cancel()
     end,
   },
+  queue = {
+    desc = 'the prompts waiting for the running turn: edit, remove or steer one',
+    run = function()
+      chat().pick_queued()
+    end,
+  },
   follow = {
     desc = 'follow the agent: on, off or toggle',
     complete = { 'on', 'off', 'toggle' },

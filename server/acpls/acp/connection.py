@@ -119,6 +119,14 @@ class AgentConnection:
         return caps if isinstance(caps, dict) else {}
 
     @property
+    def can_steer(self) -> bool:
+        """Claude Code's steering extension (`_session/steering`), advertised in the initialize
+        result's `_meta.steering.supported`."""
+        meta = self.init_result.get("_meta")
+        steering = meta.get("steering") if isinstance(meta, dict) else None
+        return isinstance(steering, dict) and steering.get("supported") is True
+
+    @property
     def auth_methods(self) -> list[dict[str, Any]]:
         methods = self.init_result.get("authMethods")
         return [m for m in methods if isinstance(m, dict)] if isinstance(methods, list) else []

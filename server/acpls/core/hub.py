@@ -222,6 +222,7 @@ class Hub:
                 protocolVersion=conn.version if conn and state == "running" else None,
                 agentInfo=(conn.agent_info or None) if conn and state == "running" else None,
                 message=message,
+                canSteer=conn.can_steer if conn and state == "running" else None,
             ),
         )
 

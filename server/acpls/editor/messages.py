@@ -97,6 +97,8 @@ class AgentStatusParams:
     protocolVersion: int | None = None
     agentInfo: dict[str, Any] | None = None
     message: str | None = None
+    # The running agent takes `acpls.steer` (else the front ends only queue).
+    canSteer: bool | None = None
 
 
 @attrs.define(kw_only=True)

@@ -8,7 +8,9 @@ import type { FieldValues, FormField } from "./question";
 
 export type SessionChoice = { sessionId: string; title?: string; active?: boolean };
 
-export type AgentInfo = { state: string; label: string; message?: string };
+export type AgentInfo = { state: string; label: string; message?: string; canSteer?: boolean };
+/** A prompt waiting for the running turn to end. */
+export type PanelQueued = { id: number; text: string };
 
 export type ContextChip = { uri: string; label: string; range?: { start: { line: number; character: number }; end: { line: number; character: number } } };
 
@@ -37,6 +39,7 @@ export type HostToPanel =
   | { type: "questions"; questions: PanelQuestion[] }
   | { type: "focusQuestion" }
   | { type: "focusPrompt"; text?: string }
+  | { type: "queue"; items: PanelQueued[] }
   | { type: "error"; message: string };
 
 export type PanelToHost =
@@ -56,7 +59,8 @@ export type PanelToHost =
   | { type: "answerPermission"; key: string; optionId: string }
   | { type: "restoreCheckpoint"; itemId: string }
   | { type: "answerQuestion"; key: string; action: "accept" | "decline" | "cancel"; values?: FieldValues }
-  | { type: "openQuestionUrl"; key: string };
+  | { type: "openQuestionUrl"; key: string }
+  | { type: "queued"; id: number; action: "edit" | "remove" | "steer" };
 
 /** A webview message is untrusted input: only known types with the right fields pass. */
 export function isPanelMessage(value: unknown): value is PanelToHost {
@@ -78,6 +82,8 @@ export function isPanelMessage(value: unknown): value is PanelToHost {
       return typeof m.configId === "string" && "value" in m;
     case "removeContext":
       return typeof m.index === "number";
+    case "queued":
+      return typeof m.id === "number" && (m.action === "edit" || m.action === "remove" || m.action === "steer");
     case "openLocation":
       return typeof m.path === "string" && (m.line === undefined || typeof m.line === "number");
     case "openDiff":

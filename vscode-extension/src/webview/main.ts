@@ -20,7 +20,7 @@ import {
 } from "../model/conversation";
 import { PromptHistory } from "../model/history";
 import { renderInline, renderMarkdown } from "../model/markdown";
-import type { AgentInfo, ContextChip, HostToPanel, PanelPrompt, PanelQuestion, PanelToHost, SessionChoice } from "../model/panelMessages";
+import type { AgentInfo, ContextChip, HostToPanel, PanelPrompt, PanelQuestion, PanelQueued, PanelToHost, SessionChoice } from "../model/panelMessages";
 import type { FieldValues, FormField } from "../model/question";
 import { usageFraction, usageText, WARN_AT } from "../model/usage";
 import { lineStats } from "../model/permission";
@@ -94,6 +94,10 @@ const errorBar = el("div", "error-bar");
 errorBar.hidden = true;
 const footer = el("div", "composer");
 const chipsBox = el("div", "chips");
+const queueBox = el("div", "queue");
+queueBox.setAttribute("role", "list");
+queueBox.setAttribute("aria-label", "Prompts waiting for the turn to end");
+queueBox.hidden = true;
 const completions = el("ul", "completions");
 completions.setAttribute("role", "listbox");
 completions.hidden = true;
@@ -108,7 +112,7 @@ cancelButton.classList.add("cancel");
 cancelButton.hidden = true;
 const actions = el("div", "actions");
 actions.append(cancelButton, sendButton);
-footer.append(chipsBox, completions, prompt, actions);
+footer.append(queueBox, chipsBox, completions, prompt, actions);
 app.append(toolbar, pickers, planBox, log, emptyHint, promptsBox, questionsBox, errorBar, footer);
 
 // ---------------------------------------------------------------------------------------------------
@@ -482,7 +486,7 @@ let selected = 0;
 
 function submit(): void {
   const text = prompt.value;
-  if (text.trim() === "" || busy) return;
+  if (text.trim() === "") return; // while a turn runs, the host queues it
   history.add(text);
   scrollToEnd = true;
   prompt.value = "";
@@ -577,6 +581,25 @@ prompt.addEventListener("keydown", (event) => {
     send({ type: "cancel" });
   }
 });
+
+/** Prompts waiting for the turn to end: each editable (back into the input), removable, and, where
+ * the agent takes it, sent into the running turn now (steer). */
+function renderQueue(items: PanelQueued[]): void {
+  queueBox.replaceChildren(
+    ...items.map((item) => {
+      const row = el("div", "queued");
+      row.setAttribute("role", "listitem");
+      row.append(icon("clock"), el("span", "queued-text", item.text));
+      if (agent?.canSteer === true) row.append(button("arrow-right", "Steer: give it to the agent now", () => send({ type: "queued", id: item.id, action: "steer" }), "Steer"));
+      row.append(
+        button("edit", "Edit (back into the input)", () => send({ type: "queued", id: item.id, action: "edit" })),
+        button("close", "Remove", () => send({ type: "queued", id: item.id, action: "remove" })),
+      );
+      return row;
+    }),
+  );
+  queueBox.hidden = items.length === 0;
+}
 
 function renderChips(chips: ContextChip[]): void {
   chipsBox.replaceChildren(
@@ -747,7 +770,8 @@ function fieldRow(key: string, field: FormField, index: number): { row: HTMLElem
 function setBusy(value: boolean): void {
   busy = value;
   cancelButton.hidden = !busy;
-  sendButton.disabled = busy;
+  // While the agent works, Send queues the prompt (sent when the turn ends).
+  sendButton.title = busy ? "Queue (sent when the turn ends)" : "Send (Enter)";
   app.classList.toggle("busy", busy);
   schedule({ items: [], removed: [], header: true, plan: false });
 }
@@ -807,6 +831,9 @@ window.addEventListener("message", (event: MessageEvent<HostToPanel>) => {
       break;
     case "context":
       renderChips(message.chips);
+      break;
+    case "queue":
+      renderQueue(message.items);
       break;
     case "permissions":
       renderPrompts(message.prompts);
