@@ -28,6 +28,7 @@ from acpls.editor.port import LspEditorPort
 from acpls.services.agent_check import check_agents
 from acpls.settings import parse_settings
 from acpls.translate.fix_actions import fix_actions
+from acpls.translate.mentions import parse_mentions
 from acpls.translate.uris import uri_to_path
 
 if TYPE_CHECKING:
@@ -209,7 +210,11 @@ async def _new_session(hub: Hub, args: dict[str, Any]) -> Any:
 async def _prompt(hub: Hub, args: dict[str, Any]) -> Any:
     text = _string(args, "text", required=True)
     assert text is not None
-    return await hub.prompt(args.get("sessionId"), text, _context(args))
+    try:
+        mentions = parse_mentions(args.get("mentions"))
+    except ValueError as exc:
+        raise InvalidParams(str(exc)) from exc
+    return await hub.prompt(args.get("sessionId"), text, _context(args), mentions)
 
 
 async def _cancel(hub: Hub, args: dict[str, Any]) -> Any:

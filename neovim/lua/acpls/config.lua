@@ -14,6 +14,7 @@ M.server_keys = {
   'limits',
   'log',
   'checkpoints',
+  'context',
   'registry',
 }
 
@@ -48,6 +49,7 @@ local schema = {
     binaryBudgetBytes = 'number',
     fork = 'boolean',
   },
+  context = { maxEmbedBytes = 'number' },
   registry = { url = 'string' },
   ui = {
     chat = {

@@ -20,6 +20,7 @@ from acpls.acp.connection import AgentConnection
 from acpls.acp.process import AgentStartError
 from acpls.acp.transport import AUTH_REQUIRED, INTERNAL_ERROR, INVALID_PARAMS, AcpError
 from acpls.core import ports
+from acpls.core.mentions import mention_blocks
 from acpls.core.pump import FlushScheduler
 from acpls.core.session import Session, Turn
 from acpls.editor import messages as msg
@@ -27,6 +28,7 @@ from acpls.settings import Settings, parse_settings
 from acpls.supervisor import TaskSupervisor
 from acpls.translate import usage
 from acpls.translate.follow import FollowTarget, FollowTracker
+from acpls.translate.mentions import Mention
 from acpls.translate.session_updates import SessionUpdateNormalizer
 from acpls.translate.terminals import TerminalStore
 from acpls.translate.uris import path_to_uri, uri_to_path
@@ -400,7 +402,11 @@ class Hub:
 
     # -- the turn ------------------------------------------------------------------------------
     async def prompt(
-        self, session_id: Any, text: str, context: list[dict[str, Any]]
+        self,
+        session_id: Any,
+        text: str,
+        context: list[dict[str, Any]],
+        mentions: list[Mention] | None = None,
     ) -> dict[str, Any]:
         session = self.session(session_id, create_ok=True) or await self.new_session()
         if session.turn is not None:
@@ -409,6 +415,7 @@ class Hub:
             )
         conn = await self.agent()
         blocks = self.router.prompt_blocks(conn, text, context)
+        blocks += mention_blocks(self, conn, mentions or [])
         loop = asyncio.get_running_loop()
         turn = Turn(done=loop.create_future())
         session.turn = turn

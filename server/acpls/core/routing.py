@@ -301,7 +301,7 @@ class UpdateRouter:
             text = _slice_lines(text, selection)
             first, last = _line_span(selection)
             uri = f"{uri}#L{first + 1}-{last + 1}"
-        if embedded:
+        if embedded and len(text.encode("utf-8")) <= self.hub.settings.context_max_embed_bytes:
             return {"type": "resource", "resource": {"uri": uri, "text": text}}
         name = path.rsplit("/", 1)[-1]
         return {"type": "resource_link", "uri": uri, "name": name}

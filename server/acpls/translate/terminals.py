@@ -429,6 +429,19 @@ class TerminalStore:
             terminal.state.exit_status = status
             self._state_dirty.setdefault(terminal)
 
+    def recent_output(
+        self, terminal_id: str, session_id: str | None, byte_limit: int
+    ) -> tuple[str | None, str, bool] | None:
+        """(command, the last `byte_limit` bytes of output as text, whether that is cut) of a
+        terminal, released or not; with no `session_id`, of any session. None if unknown."""
+        sessions = [session_id] if session_id is not None else list(self._sessions)
+        for sid in sessions:
+            terminal = self._sessions.get(sid, {}).get(terminal_id)
+            if terminal is not None:
+                text, truncated = terminal.out.tail(byte_limit)
+                return terminal.state.command, text, truncated
+        return None
+
     def release(self, session_id: str, terminal_id: str) -> bool:
         """Mark a terminal released; its output stays. False if the terminal is unknown."""
         terminal = self._sessions.get(session_id, {}).get(terminal_id)

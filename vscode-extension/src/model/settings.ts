@@ -31,6 +31,7 @@ export const SERVER_KEYS = [
   "checkpoints.maxFileBytes",
   "checkpoints.binaryBudgetBytes",
   "checkpoints.fork",
+  "context.maxEmbedBytes",
   "registry.url",
 ] as const;
 export type ServerKey = (typeof SERVER_KEYS)[number];
@@ -78,6 +79,7 @@ const VALIDATORS: Record<ServerKey, Validator> = {
   "checkpoints.maxFileBytes": positiveInt,
   "checkpoints.binaryBudgetBytes": positiveInt,
   "checkpoints.fork": boolean,
+  "context.maxEmbedBytes": positiveInt,
   "registry.url": (v) =>
     typeof v === "string" && (v === "" || /^(https?|file):\/\//.test(v)) ? undefined : "must be an http(s):// or file:// URL, or \"\" for no network",
 };

@@ -1,0 +1,89 @@
+"""@-mentions of a prompt turned into ACP content: core reads what each points at (the editor's
+buffer or the disk, an agent terminal's output, a session's transcript) and
+translate/mentions.py makes the blocks (editors/protocol.md section 3.2)."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from acpls.translate import mentions as tm
+
+if TYPE_CHECKING:
+    from acpls.acp.connection import AgentConnection
+    from acpls.core.hub import Hub
+
+logger = logging.getLogger(__name__)
+
+
+def mention_blocks(
+    hub: Hub, conn: AgentConnection, mentions: list[tm.Mention]
+) -> list[dict[str, Any]]:
+    embedded = bool(conn.prompt_capability("embeddedContext"))
+    limit = hub.settings.context_max_embed_bytes
+    return [_block(hub, m, embedded, limit) for m in mentions]
+
+
+def _block(hub: Hub, mention: tm.Mention, embedded: bool, limit: int) -> dict[str, Any]:
+    if mention.kind == "diagnostics":
+        names = {uri: _name(hub, uri) for uri, _ in mention.diagnostics}
+        return tm.diagnostics_block(mention.diagnostics, names)
+    if mention.kind == "terminal":
+        return _terminal(hub, mention)
+    if mention.kind == "session":
+        return _session(hub, mention, embedded, limit)
+    assert mention.uri is not None
+    text = document_text(hub, mention.uri)
+    uri, name = mention.uri, _name(hub, mention.uri)
+    if mention.range is not None:
+        from acpls.core.routing import _line_span, _slice_lines
+
+        text = _slice_lines(text, mention.range)
+        first, last = _line_span(mention.range)
+        uri = f"{uri}#L{first + 1}-{last + 1}"
+    if mention.kind == "symbol" and mention.name:
+        name = f"{mention.name} ({name})"
+    return tm.resource_block(uri, name, text, embedded=embedded, max_bytes=limit)
+
+
+def document_text(hub: Hub, uri: str) -> str:
+    """The editor's buffer (unsaved changes included) or else the file on disk."""
+    text = hub.editor.document_text(uri)
+    if text is not None:
+        return text
+    try:
+        with open(hub.path_of(uri), encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except OSError as exc:
+        from acpls.core.hub import CommandError
+
+        raise CommandError(f"cannot read {uri}: {exc.strerror}") from exc
+
+
+def _name(hub: Hub, uri: str) -> str:
+    try:
+        return hub.path_of(uri).rsplit("/", 1)[-1]
+    except Exception:
+        return uri
+
+
+def _terminal(hub: Hub, mention: tm.Mention) -> dict[str, Any]:
+    from acpls.core.hub import CommandError
+
+    assert mention.terminal_id is not None
+    found = hub.terminals.recent_output(
+        mention.terminal_id, mention.session_id, tm.TERMINAL_TAIL_BYTES
+    )
+    if found is None:
+        raise CommandError(f"no terminal {mention.terminal_id!r}")
+    command, output, truncated = found
+    return tm.terminal_block(command, output, truncated)
+
+
+def _session(hub: Hub, mention: tm.Mention, embedded: bool, limit: int) -> dict[str, Any]:
+    session = hub.session(mention.session_id)
+    assert session is not None
+    uri = hub.router.transcript_uri(session)  # flushes it
+    transcript = document_text(hub, uri)
+    title = f"{session.title!r} ({session.id})" if session.title else session.id
+    return tm.session_block(uri, title, transcript, embedded=embedded, max_bytes=limit)
