@@ -24,7 +24,10 @@ The script is a JSON object:
       "on_set_config_option": ...,
       "on_prompt": [steps] | [[steps for prompt 0], [steps for prompt 1], ...],
       "on_cancel": [steps],     # run when session/cancel arrives
-      "on_request": {"<any other method>": ...}
+      "on_request": {"<any other method>": ...},
+      "signed_in_when": {"env": "NAME"} | {"file": "PATH"}
+                                # session/new answers -32000 "authentication required" until
+                                #   the variable is set in the agent's environment / the file exists
     }
 
 A handler value is either a dict, merged over the default result (for example
@@ -275,6 +278,8 @@ class ScriptedAgent:
             self.sessions[turn.session_id] = str(params.get("cwd", ""))
             self.last_session = turn.session_id
         before, respond, after = split_at_respond(steps)
+        if method == "session/new" and not self.signed_in():
+            raise RpcError(-32000, "Authentication required")
         if method == "session/prompt":
             return await self.prompt(params, turn, before, respond, after)
         if default is None and respond is None and not steps:
@@ -283,6 +288,14 @@ class ScriptedAgent:
             before = [*before, {"update": {"sessionUpdate": "state_update", "state": "idle"}}]
         await self.run_steps(before, turn)
         return self.reply(respond, default, after, turn)
+
+    def signed_in(self) -> bool:
+        condition = self.script.get("signed_in_when")
+        if not isinstance(condition, dict):
+            return True
+        if "env" in condition:
+            return bool(os.environ.get(condition["env"]))
+        return os.path.exists(condition["file"])
 
     def reply(
         self, respond: dict[str, Any] | None, default: Any, after: list[Any], turn: Turn
@@ -524,7 +537,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log", type=Path, help="JSONL file of every message received")
     parser.add_argument("--env-dump", type=Path, help="write the environment here at start")
     parser.add_argument("--pid-file", type=Path, help="write the process id here at start")
+    parser.add_argument(
+        "--login", type=Path, help="a terminal sign-in: write this file and exit (no ACP)"
+    )
     args = parser.parse_args(argv)
+    if args.login is not None:
+        args.login.write_text(os.environ.get("LOGIN_TOKEN", "signed in"), encoding="utf-8")
+        return 0
     script = load_script(args)
     if args.env_dump is not None:
         args.env_dump.write_text(json.dumps(dict(os.environ), indent=1), encoding="utf-8")

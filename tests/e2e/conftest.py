@@ -43,7 +43,8 @@ class RawAcplsProtocol(LanguageClientProtocol):
     """Keeps acpls/* payloads as the raw JSON (pygls would rename keys such as `_meta`)."""
 
     def get_message_type(self, method: str) -> Any:  # type: ignore[override]
-        if method in ("acpls/requestPermission", "acpls/resolveConflict", "acpls/elicitation"):
+        requests = ("acpls/requestPermission", "acpls/resolveConflict", "acpls/elicitation")
+        if method in (*requests, "acpls/authEnv", "acpls/runLogin"):
             return RawRequest
         if method.startswith("acpls/"):
             return RawNotification

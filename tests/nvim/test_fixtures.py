@@ -45,6 +45,11 @@ def test_every_fixture_goes_through_the_handlers(plain_nvim):
         == report["expected"]["acpls_elicitation.result.json"]
     )
     assert report["results"]["acpls_elicitation.url.json"] == {"action": "accept"}
+    # A sign-in: the variable asked and answered; a login command that cannot start fails.
+    assert (
+        report["results"]["acpls_authEnv.json"] == report["expected"]["acpls_authEnv.result.json"]
+    )
+    assert report["results"]["acpls_runLogin.json"] == {"exitCode": -1}
 
     # What a user would see: the chat of session s1 with the updates rendered.
     chat = "\n".join(

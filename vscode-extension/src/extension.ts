@@ -2,6 +2,7 @@
 // commands (acpls.prompt, acpls.keepHunk, …) are registered by vscode-languageclient under their own
 // ids, so every UI command here is `acpls.ui.*`.
 
+import { AuthController } from "./auth";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { checkAgents } from "./agentCheck";
@@ -63,9 +64,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Api> {
   register("acpls.ui.browseSessions", () => panel.browseSessions());
   register("acpls.ui.forkSession", () => panel.fork().catch((e: unknown) => vscode.window.showErrorMessage(`acpls: fork failed: ${String(e)}`)));
   register("acpls.ui.closeSession", () => panel.closeSession().catch((e: unknown) => vscode.window.showErrorMessage(`acpls: close failed: ${String(e)}`)));
+  const auth = new AuthController(context, client);
   register("acpls.ui.logout", async () => {
     try {
       await client.command("acpls.logout", {});
+      await auth.forget();
       void vscode.window.showInformationMessage("acpls: signed out of the agent.");
     } catch (error) {
       void vscode.window.showErrorMessage(`acpls: sign-out failed: ${String(error)}`);

@@ -22,6 +22,7 @@ import {
   object,
   optional,
   ProtocolError,
+  record,
   str,
 } from "./model/validate";
 
@@ -300,6 +301,22 @@ export const checkElicitationResult: Check<ElicitationResult> = (value, path) =>
   nullable(object({ action: str, content: optional(anyObject) }))(value, path) as ElicitationResult;
 
 // ---------------------------------------------------------------------------------------------------
+// 5.10 acpls/authEnv and acpls/runLogin (requests): signing in with env_var and terminal methods
+
+export const checkAuthEnvParams = object({
+  methodId: str,
+  agent: str,
+  name: str,
+  vars: arrayOf(object({ name: str, label: optional(nullable(str)), secret: optional(bool), optional: optional(bool) })),
+  link: optional(str),
+});
+export type AuthEnvParams = ReturnType<typeof checkAuthEnvParams>;
+export type AuthEnvResult = { values: Record<string, string> } | null;
+export const checkRunLoginParams = object({ methodId: str, name: str, command: arrayOf(str), env: record(str), cwd: str });
+export type RunLoginParams = ReturnType<typeof checkRunLoginParams>;
+export type RunLoginResult = { exitCode: number | null };
+
+// ---------------------------------------------------------------------------------------------------
 // Every server-to-editor message, with its check: the fixtures test walks this table.
 
 export const SERVER_MESSAGES = {
@@ -313,6 +330,8 @@ export const SERVER_MESSAGES = {
   "acpls/agentStatus": checkAgentStatusParams,
   "acpls/elicitation": checkElicitationParams,
   "acpls/elicitationComplete": checkElicitationCompleteParams,
+  "acpls/authEnv": checkAuthEnvParams,
+  "acpls/runLogin": checkRunLoginParams,
 } as const satisfies Record<string, Check<unknown>>;
 export type ServerMethod = keyof typeof SERVER_MESSAGES;
 

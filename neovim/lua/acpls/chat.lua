@@ -1032,6 +1032,7 @@ function M.logout()
     if err then
       vim.notify('acpls: cannot sign out: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
     else
+      require('acpls.auth').forget()
       vim.notify('acpls: signed out of the agent')
     end
   end)

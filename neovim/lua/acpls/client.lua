@@ -18,6 +18,8 @@ M.handlers = {
   ['acpls/agentStatus'] = { 'acpls.client', 'on_agent_status' },
   ['acpls/elicitation'] = { 'acpls.question', 'on_request', request = true },
   ['acpls/elicitationComplete'] = { 'acpls.question', 'on_complete' },
+  ['acpls/authEnv'] = { 'acpls.auth', 'on_auth_env', request = true },
+  ['acpls/runLogin'] = { 'acpls.auth', 'on_run_login', request = true },
   -- LSP's own: acpls withdraws a question it asked (a cancelled turn, the agent withdrew it).
   ['$/cancelRequest'] = { 'acpls.question', 'on_cancel_request' },
 }

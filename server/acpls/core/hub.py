@@ -89,6 +89,9 @@ class Hub:
         self.review = ReviewController(self)
         self.checkpoints = CheckpointController(self)
         self.questions = Questions(self)
+        from acpls.core.auth import SignIn
+
+        self.sign_in = SignIn(self)
         from acpls.core.agents import AgentCatalog
 
         self.catalog = AgentCatalog(self.environ, self.settings.registry_url, tasks=self.tasks)
@@ -142,7 +145,7 @@ class Hub:
         conn = AgentConnection(
             spec.argv,
             cwd=cwd,
-            env=self.settings.agent_env(self.environ),
+            env={**self.settings.agent_env(self.environ), **self.sign_in.env},
             max_line_bytes=self.settings.max_line_bytes,
             max_input_bytes=self.settings.max_agent_input_bytes,
             on_exit=self._agent_exited,
@@ -355,7 +358,8 @@ class Hub:
                 raise
             if not await self.authenticate(conn, None, reason=exc.message):
                 raise CommandError(self._auth_message(conn, exc.message), AUTH_REQUIRED) from exc
-        return await conn.request(method, params)
+        # A sign-in may have restarted the agent (env_var and terminal methods).
+        return await (await self.agent()).request(method, params)
 
     def turn_failure(self, error: Mapping[str, Any]) -> CommandError:
         """The editor's error for a v2 turn that ended `idle` with stopReason `error`, worded like
@@ -392,13 +396,9 @@ class Hub:
             if choice is None or choice not in names:
                 return False
             method_id = _auth_id(methods[names.index(choice)])
-        method = "authenticate" if conn.version == 1 else "auth/login"
-        try:
-            await conn.request(method, {"methodId": method_id})
-        except AcpError as exc:
-            self.editor.show_message(ports.MESSAGE_ERROR, f"acpls: sign-in failed: {exc.message}")
-            return False
-        return True
+        assert method_id is not None
+        chosen = next((m for m in methods if _auth_id(m) == method_id), {})
+        return await self.sign_in.run(conn, chosen, method_id)
 
     # -- the turn ------------------------------------------------------------------------------
     async def prompt(

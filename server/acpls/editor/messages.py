@@ -23,6 +23,8 @@ TERMINAL_OUTPUT = "acpls/terminalOutput"
 CHANGES = "acpls/changes"
 AGENT_STATUS = "acpls/agentStatus"
 ELICITATION = "acpls/elicitation"
+AUTH_ENV = "acpls/authEnv"
+RUN_LOGIN = "acpls/runLogin"
 ELICITATION_COMPLETE = "acpls/elicitationComplete"
 
 
@@ -125,6 +127,38 @@ class ElicitationCompleteParams:
     sessionId: str | None = None
 
 
+@attrs.define(kw_only=True)
+class AuthEnvParams:
+    """`acpls/authEnv`: the variables an `env_var` sign-in method needs (section 5.10)."""
+
+    methodId: str
+    agent: str
+    name: str
+    vars: list[dict[str, Any]]
+    link: str | None = None
+
+
+@attrs.define(kw_only=True)
+class AuthEnvResult:
+    values: dict[str, str]
+
+
+@attrs.define(kw_only=True)
+class RunLoginParams:
+    """`acpls/runLogin`: the agent's login command for a `terminal` sign-in method."""
+
+    methodId: str
+    name: str
+    command: list[str]
+    env: dict[str, str]
+    cwd: str
+
+
+@attrs.define(kw_only=True)
+class RunLoginResult:
+    exitCode: int | None = None
+
+
 @attrs.frozen
 class MethodSpec:
     method: str
@@ -146,6 +180,8 @@ METHODS: dict[str, MethodSpec] = {
         MethodSpec(AGENT_STATUS, AgentStatusParams, "notification"),
         MethodSpec(ELICITATION, ElicitationParams, "request", ElicitationResult),
         MethodSpec(ELICITATION_COMPLETE, ElicitationCompleteParams, "notification"),
+        MethodSpec(AUTH_ENV, AuthEnvParams, "request", AuthEnvResult),
+        MethodSpec(RUN_LOGIN, RunLoginParams, "request", RunLoginResult),
     )
 }
 

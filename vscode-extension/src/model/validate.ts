@@ -67,6 +67,16 @@ export function arrayOf<T>(item: Check<T>): Check<T[]> {
   };
 }
 
+/** A JSON object whose every value passes `item` (an environment, for example). */
+export function record<T>(item: Check<T>): Check<Record<string, T>> {
+  return (value, path) => {
+    const source = anyObject(value, path);
+    const out: Record<string, T> = {};
+    for (const [key, v] of Object.entries(source)) out[key] = item(v, `${path}.${key}`);
+    return out;
+  };
+}
+
 export function oneOf<T extends string>(...allowed: T[]): Check<T> {
   return (value, path) => {
     const s = str(value, path);

@@ -1,0 +1,142 @@
+"""Signing in with the agent's `authMethods` of every type:
+
+- `agent` (or no type): `authenticate` (v1) / `auth/login` (v2) with the method's id.
+- `terminal`: the agent's own program, run with the method's `args` and `env` in an editor terminal
+  (custom mode: `acpls/runLogin`, answered when the terminal closes); then the request that needed
+  the sign-in is tried again. Generic editors are told the command to run.
+- `env_var`: the editor asks the user for the variables (custom mode: `acpls/authEnv`; VS Code keeps
+  the values in its SecretStorage, Neovim for the session only), acpls restarts the agent with them
+  in its environment and then sends `authenticate` with the method's id.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from acpls.acp.transport import AcpError
+from acpls.core import ports
+from acpls.editor import messages as msg
+
+if TYPE_CHECKING:
+    from acpls.acp.connection import AgentConnection
+    from acpls.core.hub import Hub
+
+logger = logging.getLogger(__name__)
+
+RUN_LOGIN = msg.RUN_LOGIN
+AUTH_ENV = msg.AUTH_ENV
+
+
+def method_type(method: Mapping[str, Any]) -> str:
+    value = method.get("type")
+    return value if isinstance(value, str) and value else "agent"
+
+
+def env_vars(method: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The variables an `env_var` method wants: `vars` `[{"name", "label"?, "secret"?,
+    "optional"?}]`, or the older single `varName`."""
+    out: list[dict[str, Any]] = []
+    listed = method.get("vars")
+    for var in listed if isinstance(listed, list) else []:
+        if isinstance(var, dict) and isinstance(var.get("name"), str) and var["name"]:
+            out.append(
+                {
+                    "name": var["name"],
+                    "label": var.get("label") if isinstance(var.get("label"), str) else None,
+                    "secret": var.get("secret") is not False,
+                    "optional": var.get("optional") is True,
+                }
+            )
+    single = method.get("varName")
+    if not out and isinstance(single, str) and single:
+        out.append({"name": single, "label": None, "secret": True, "optional": False})
+    return out
+
+
+class SignIn:
+    def __init__(self, hub: Hub) -> None:
+        self.hub = hub
+        # Variables the user gave for `env_var` methods: part of the agent's environment from the
+        # next start on (in memory only; the editor keeps them where it keeps secrets).
+        self.env: dict[str, str] = {}
+
+    async def run(self, conn: AgentConnection, method: Mapping[str, Any], method_id: str) -> bool:
+        kind = method_type(method)
+        if kind == "terminal":
+            return await self._terminal(method, method_id)
+        if kind == "env_var":
+            return await self._env_var(method, method_id)
+        return await self._agent(conn, method_id)
+
+    async def _agent(self, conn: AgentConnection, method_id: str) -> bool:
+        name = "authenticate" if conn.version == 1 else "auth/login"
+        try:
+            await conn.request(name, {"methodId": method_id})
+        except AcpError as exc:
+            message = f"acpls: sign-in failed: {exc.message}"
+            self.hub.editor.show_message(ports.MESSAGE_ERROR, message)
+            return False
+        return True
+
+    async def _terminal(self, method: Mapping[str, Any], method_id: str) -> bool:
+        """The agent's program with the method's arguments, interactive, in an editor terminal."""
+        args = [a for a in method.get("args") or [] if isinstance(a, str)]
+        raw_env = method.get("env")
+        env = raw_env if isinstance(raw_env, dict) else {}
+        argv = [*self.hub.settings.agent.argv, *args]
+        if not self.hub.editor.custom_mode:
+            self.hub.editor.show_message(
+                ports.MESSAGE_WARNING,
+                "acpls: sign in by running this in a terminal, then try again: " + " ".join(argv),
+            )
+            return False
+        params = {
+            "methodId": method_id,
+            "name": method.get("name") or method_id,
+            "command": argv,
+            "env": {**self.env, **{k: str(v) for k, v in env.items()}},
+            "cwd": self.hub.workspace_root(),
+        }
+        msg_id = f"acpls-login-{uuid.uuid4().hex[:12]}"
+        result = await self.hub.editor.request(RUN_LOGIN, params, msg_id)
+        # The login program stored the credentials where the agent reads them: a new agent
+        # process picks them up.
+        done = isinstance(result, dict) and result.get("exitCode") == 0
+        if done:
+            await self.hub.restart_agent()
+        return done
+
+    async def _env_var(self, method: Mapping[str, Any], method_id: str) -> bool:
+        wanted = env_vars(method)
+        if not wanted or not self.hub.editor.custom_mode:
+            names = ", ".join(v["name"] for v in wanted) or "the variables it names"
+            self.hub.editor.show_message(
+                ports.MESSAGE_WARNING,
+                f"acpls: set {names} in the agent's env (setting `agent`), then try again.",
+            )
+            return False
+        params = {
+            "methodId": method_id,
+            "agent": self.hub.settings.agent.name,
+            "name": method.get("name") or method_id,
+            "vars": wanted,
+            **({"link": method["link"]} if isinstance(method.get("link"), str) else {}),
+        }
+        msg_id = f"acpls-authenv-{uuid.uuid4().hex[:12]}"
+        result = await self.hub.editor.request(AUTH_ENV, params, msg_id)
+        values = result.get("values") if isinstance(result, dict) else None
+        if not isinstance(values, dict):
+            return False
+        given = {k: v for k, v in values.items() if isinstance(k, str) and isinstance(v, str)}
+        missing = [v["name"] for v in wanted if not v["optional"] and not given.get(v["name"])]
+        if missing:
+            self.hub.editor.show_message(
+                ports.MESSAGE_ERROR, f"acpls: sign-in needs {', '.join(missing)}"
+            )
+            return False
+        self.env.update(given)
+        await self.hub.restart_agent()  # the agent reads its environment when it starts
+        return await self._agent(await self.hub.agent(), method_id)
