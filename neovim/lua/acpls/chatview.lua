@@ -66,6 +66,12 @@ function M.content_text(block)
   return ('[%s]'):format(tostring(t or 'content'))
 end
 
+--- The session's state (ACP v2 `state_update`) as the chat header says it.
+local state_labels = { running = 'running', idle = 'idle', requires_action = 'needs you' }
+function M.state_label(state)
+  return state_labels[state] or tostring(state)
+end
+
 function M.new()
   local self = setmetatable({
     blocks = {}, ---@type table[]
@@ -179,7 +185,7 @@ function View:render_header()
     table.insert(parts, 'mode: ' .. tostring(name))
   end
   if s.state then
-    table.insert(parts, tostring(s.state))
+    table.insert(parts, M.state_label(s.state))
   end
   local meter = M.usage_text(s.usage)
   if meter then

@@ -289,6 +289,11 @@ export class ConversationStore {
 }
 
 /** Short status of a tool call for its card. */
+/** The session's state (ACP v2 `state_update`) as the panel says it: running, idle, needs you. */
+export function stateLabel(state: string): string {
+  return state === "requires_action" ? "needs you" : state;
+}
+
 export function toolStatusLabel(status: string | undefined): string {
   switch (status) {
     case undefined:

@@ -11,6 +11,7 @@ import {
   emptySession,
   type Item,
   messageText,
+  stateLabel,
   subagentSummary,
   type SessionView,
   type ToolCallItem,
@@ -406,8 +407,11 @@ function renderHeader(): void {
   }
   for (const option of session?.configOptions ?? []) pickers.append(configPicker(option));
   pickers.hidden = pickers.childElementCount === 0;
-  const turn = busy ? "working" : (session?.state ?? "idle");
-  stateBadge.replaceChildren(el("span", `dot ${turn}`), el("span", undefined, agent === undefined ? turn : `${agent.label} · ${agent.state === "running" ? turn : agent.state}`));
+  const state = session?.state ?? "idle";
+  // The agent's own word (v2 state_update) wins: "needs you" while it waits on the user.
+  const turn = state === "requires_action" ? stateLabel(state) : busy ? "working" : stateLabel(state);
+  const dot = state === "requires_action" ? "needs-you" : turn;
+  stateBadge.replaceChildren(el("span", `dot ${dot}`), el("span", undefined, agent === undefined ? turn : `${agent.label} · ${agent.state === "running" ? turn : agent.state}`));
   stateBadge.title = agent?.message ?? "";
   const meter = usageText(session?.usage);
   const share = usageFraction(session?.usage);

@@ -8,6 +8,7 @@ import {
   emptySession,
   MAX_ITEMS,
   messageText,
+  stateLabel,
   subagentSummary,
   toolCallTargets,
   toolKindIcon,
@@ -169,5 +170,11 @@ describe("sub-agents", () => {
     assert.deepEqual(parent.children?.map((c) => [c.toolCallId, c.status]), [["c1", "completed"], ["c2", "completed"]]);
     assert.equal(subagentSummary(parent.children ?? []), "Sub-agent: 2 tool calls");
     assert.equal(subagentSummary([{ toolCallId: "x", status: "in_progress" } as never]), "Sub-agent: 1 tool call, 1 running");
+  });
+});
+
+describe("the session's state", () => {
+  test("running, idle, needs you", () => {
+    assert.deepEqual(["running", "idle", "requires_action", "_acme_paused"].map(stateLabel), ["running", "idle", "needs you", "_acme_paused"]);
   });
 });
