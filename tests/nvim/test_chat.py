@@ -91,6 +91,14 @@ def test_range_prompt_sends_lines_as_context(editor_factory):
     assert "return a ** b" in context_text
 
 
+MODEL_OPTION = {
+    "id": "model",
+    "name": "Model",
+    "type": "select",
+    "category": "model",
+    "currentValue": "fast",
+    "options": [{"value": "fast", "name": "Fast"}, {"value": "smart", "name": "Smart"}],
+}
 MODES_SCRIPT = {
     "protocol": 1,
     "on_new_session": {
@@ -98,16 +106,10 @@ MODES_SCRIPT = {
             "currentModeId": "ask",
             "availableModes": [{"id": "ask", "name": "Ask"}, {"id": "code", "name": "Code"}],
         },
-        "configOptions": [
-            {
-                "id": "model",
-                "name": "Model",
-                "type": "select",
-                "currentValue": "fast",
-                "options": [{"value": "fast", "name": "Fast"}, {"value": "smart", "name": "Smart"}],
-            }
-        ],
+        "configOptions": [MODEL_OPTION],
     },
+    # The agent's answer keeps the option (so the model picker finds it after a change).
+    "on_set_config_option": {"configOptions": [MODEL_OPTION]},
     "on_prompt": [
         {
             "update": {
@@ -156,6 +158,16 @@ def test_mode_and_config_pickers_reach_the_agent(editor_factory):
     assert sent("session/set_mode")[0]["modeId"] == "code"
     option = sent("session/set_config_option")[0]
     assert option["configId"] == "model" and option["value"] == "smart"
+    # The model picker goes straight to the values of the `model` option.
+    ed.nvim.command("Acpls model")
+    sel = ed.wait_select()
+    assert [label.split(" ")[0] for label in sel["labels"]] == ["Fast", "Smart"]
+    ed.lua("T.answer(..., 1)", sel["index"])
+    for _ in range(100):
+        if len(sent("session/set_config_option")) == 2:
+            break
+        ed.lua("vim.wait(50)")
+    assert sent("session/set_config_option")[1]["value"] == "fast"
     # Slash commands from the agent complete in the prompt.
     ed.nvim.command("Acpls prompt hi")
     ed.wait_turn_end()

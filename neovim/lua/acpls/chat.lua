@@ -615,13 +615,26 @@ local function select_values(opt)
   return values
 end
 
-function Chat:pick_config()
+---@param category string? only the option of this category (`model`: the model picker)
+function Chat:pick_config(category)
   local options = self.view.session.configOptions
+  if category then
+    options = vim.tbl_filter(function(o)
+      return o.category == category
+    end, options or {})
+  end
   if not options or #options == 0 then
-    vim.notify('acpls: the agent offers no config options')
+    vim.notify(category and ('acpls: the agent offers no %s to pick'):format(category) or 'acpls: the agent offers no config options')
     return
   end
-  vim.ui.select(options, {
+  local pick = function(items, opts, cb)
+    if #items == 1 and category then
+      cb(items[1]) -- one option of the category: straight to its values
+    else
+      vim.ui.select(items, opts, cb)
+    end
+  end
+  pick(options, {
     prompt = 'Agent option',
     format_item = function(o)
       return ('%s: %s'):format(o.name or o.id or o.configId, tostring(o.currentValue))
@@ -1076,6 +1089,15 @@ function M.pick_mode()
   local chat = M.current()
   if chat then
     chat:pick_mode()
+  else
+    vim.notify('acpls: no chat (:Acpls chat)')
+  end
+end
+
+function M.pick_model()
+  local chat = M.current()
+  if chat then
+    chat:pick_config('model')
   else
     vim.notify('acpls: no chat (:Acpls chat)')
   end

@@ -70,6 +70,12 @@ M.subcommands = {
       chat().pick_mode()
     end,
   },
+  model = {
+    desc = "pick the agent's model (its config option of category `model`)",
+    run = function()
+      chat().pick_model()
+    end,
+  },
   config = {
     desc = "pick one of the agent's config options",
     run = function()
