@@ -198,3 +198,26 @@ async def test_no_additional_directories_without_the_capability(client, workspac
     await start(client, workspace, scripted({"protocol": 1}, log), more_folders=(other,))
     await command(client, "acpls.newSession", {})
     assert "additionalDirectories" not in sent(log, "session/new", 1)[0]
+
+
+@pytest.mark.parametrize("protocol", [1, 2])
+async def test_generic_editor_picks_the_session_to_load(client, workspace, tmp_path, protocol):
+    """Without a sessionId (an editor with no picker of its own) acpls asks which, by title."""
+    log = tmp_path / "agent.jsonl"
+    script = {"protocol": protocol, "on_initialize": init(protocol), "on_list": {"pages": PAGES}}
+    asked: list[Any] = []
+
+    def answer(params: Any) -> Any:
+        asked.append(params)
+        return next(a for a in params.actions if a.title == "Title c")
+
+    client.answer_message_request = answer
+    await start(client, workspace, scripted(script, log), custom=False)
+    loaded = await command(client, "acpls.loadSession", {})
+    assert loaded == {"sessionId": "c"}
+    assert [a.title for a in asked[0].actions] == ["Title a", "Title b", "Title c", "Title d"]
+    method = "session/load" if protocol == 1 else "session/resume"
+    assert [m["sessionId"] for m in sent(log, method, protocol)] == ["c"]
+    client.answer_message_request = lambda params: None
+    with pytest.raises(JsonRpcException, match="no session was chosen"):
+        await command(client, "acpls.resumeSession", {})

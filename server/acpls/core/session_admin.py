@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from acpls.acp.transport import INTERNAL_ERROR
+from acpls.core import ports
 from acpls.core.hub import CommandError
 
 if TYPE_CHECKING:
@@ -34,6 +35,8 @@ def can_logout(conn: AgentConnection) -> bool:
 
 # An agent whose cursors never end must not keep acpls paging forever.
 MAX_LIST_PAGES = 100
+# Sessions offered in one window/showMessageRequest (editors show them as buttons or a list).
+MAX_CHOICES = 20
 
 
 def offers(conn: AgentConnection) -> dict[str, bool]:
@@ -81,6 +84,24 @@ class SessionAdmin:
             out["nextCursor"] = next_cursor
         out["offers"] = offers(conn)
         return out
+
+    async def pick(self, verb: str) -> str:
+        """Ask the user which stored session (for editors without a picker of their own:
+        `window/showMessageRequest` with the titles, newest pages first as the agent lists them)."""
+        listed = (await self.list(self.hub.workspace_root(), None, True))["sessions"]
+        listed = [s for s in listed if isinstance(s.get("sessionId"), str)][:MAX_CHOICES]
+        if not listed:
+            raise CommandError("the agent has no stored session here")
+        labels: list[str] = []
+        for s in listed:
+            label = str(s.get("title") or s["sessionId"])
+            labels.append(label if label not in labels else f"{label} ({s['sessionId']})")
+        choice = await self.hub.editor.show_message_request(
+            ports.MESSAGE_INFO, f"acpls: {verb} which session?", labels
+        )
+        if choice not in labels:
+            raise CommandError("no session was chosen")
+        return listed[labels.index(choice)]["sessionId"]
 
     def _annotated(self, listed: dict[str, Any]) -> dict[str, Any]:
         open_session = self.hub.sessions.get(listed.get("sessionId"))  # type: ignore[arg-type]
