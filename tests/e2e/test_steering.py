@@ -53,3 +53,24 @@ async def test_no_steering_without_the_agents_word(client, workspace, tmp_path):
     with pytest.raises(JsonRpcException, match="queue the prompt"):
         await command(client, "acpls.steer", {"text": "x"})
     assert not [m for m in agent_log(log) if m.get("method") == "_session/steering"]
+
+
+@pytest.mark.parametrize("protocol", [1, 2])
+async def test_generic_prompts_sent_while_a_turn_runs_wait_their_turn(
+    client, workspace, tmp_path, protocol
+):
+    log = tmp_path / "agent.jsonl"
+    script = {"protocol": protocol, "on_prompt": [[{"sleep": 1.0}], []]}
+    await start(client, workspace, scripted(script, log), custom=False)
+    await command(client, "acpls.newSession", {})
+    first = asyncio.ensure_future(command(client, "acpls.prompt", {"text": "first"}))
+    await asyncio.sleep(0.3)
+    second = asyncio.ensure_future(command(client, "acpls.prompt", {"text": "second"}))
+    results = await asyncio.wait_for(asyncio.gather(first, second), 30)
+    assert [r["stopReason"] for r in results] == ["end_turn", "end_turn"]
+    prompts = [
+        m["params"]["prompt"][0]["text"]
+        for m in agent_log(log)
+        if m.get("method") == "session/prompt"
+    ]
+    assert prompts == ["first", "second"]

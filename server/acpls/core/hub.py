@@ -409,10 +409,7 @@ class Hub:
         mentions: list[Mention] | None = None,
     ) -> dict[str, Any]:
         session = self.session(session_id, create_ok=True) or await self.new_session()
-        if session.turn is not None:
-            raise CommandError(
-                f"session {session.id} is already running a turn; cancel it first", INVALID_PARAMS
-            )
+        await self._wait_for_turn(session)
         conn = await self.agent()
         blocks = self.router.prompt_blocks(conn, text, context)
         blocks += mention_blocks(self, conn, mentions or [])
@@ -441,6 +438,16 @@ class Hub:
         if turn.usage is not None:
             done["usage"] = turn.usage
         return done
+
+    async def _wait_for_turn(self, session: Session) -> None:
+        """A prompt sent while the session's turn runs waits for it to end (editors without a
+        queue of their own get one this way; the front ends queue, edit and steer themselves)."""
+        while session.turn is not None:
+            running = session.turn
+            if running.done.done():
+                await asyncio.sleep(0.02)  # the ended turn is finishing its bookkeeping
+            else:
+                await asyncio.wait([running.done])
 
     async def _send_prompt(
         self, conn: AgentConnection, session: Session, turn: Turn, blocks: list[dict[str, Any]]
