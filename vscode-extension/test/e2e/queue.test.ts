@@ -1,0 +1,123 @@
+// Prompts while the agent works, and sub-agents, in a real VS Code (code-server, the built .vsix),
+// against the scripted test agent: a prompt sent during a turn is queued above the input, a queued
+// prompt is removed, another steers the running turn (Claude Code's `_session/steering`, which the
+// script advertises), and the sub-agent's tool calls sit collapsed in their parent's card.
+// Screenshots go to test-artifacts/vscode/ (prefixed "queue").
+
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import type { FrameLocator } from "playwright-core";
+import { readEnv, VsCode } from "./harness";
+
+const env = readEnv();
+const vscode = new VsCode(env);
+const agentLog = join(vscode.root, "agent.jsonl");
+let panel: FrameLocator;
+
+function call(id: string, extra: Record<string, unknown>): Record<string, unknown> {
+  return { update: { sessionUpdate: "tool_call", toolCallId: id, title: `Step ${id}`, kind: "read", status: "completed", ...extra } };
+}
+
+const script = {
+  protocol: 1,
+  on_initialize: { _meta: { steering: { supported: true } } },
+  on_request: { "_session/steering": { outcome: "injected" } },
+  on_prompt: [
+    [
+      call("task-1", { title: "Task: explore", status: "in_progress" }),
+      call("child-1", { _meta: { claudeCode: { parentToolUseId: "task-1" } } }),
+      call("child-2", { parentToolCallId: "task-1" }),
+      { sleep: 8 },
+    ],
+    [],
+  ],
+};
+
+const settings: Record<string, unknown> = {
+  "acpls.agent": {
+    command: "python3",
+    args: [join(env.repoRoot, "tests", "agents", "scripted_agent.py"), "--script-json", JSON.stringify(script), "--log", agentLog],
+    env: { PYTHONPATH: join(env.repoRoot, "server") },
+  },
+  "acpls.python": env.python,
+  "workbench.startupEditor": "none",
+  "workbench.tips.enabled": false,
+  "security.workspace.trust.enabled": false,
+  "telemetry.telemetryLevel": "off",
+  "extensions.autoCheckUpdates": false,
+  "extensions.autoUpdate": false,
+  "update.mode": "none",
+  "chat.commandCenter.enabled": false,
+  "workbench.secondarySideBar.defaultVisibility": "hidden",
+};
+
+function sent(method: string): Record<string, unknown>[] {
+  if (!existsSync(agentLog)) return [];
+  return readFileSync(agentLog, "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((m) => m.method === method)
+    .map((m) => m.params as Record<string, unknown>);
+}
+
+async function until(what: string, ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if (ok()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe("queue, steer and sub-agents in VS Code", { timeout: 240_000 }, () => {
+  before(async () => {
+    vscode.prepare(settings);
+    const installed = await vscode.installExtension();
+    assert.match(installed, /acpls/, installed);
+    await vscode.start({});
+  });
+
+  after(async () => {
+    if (process.exitCode !== undefined && process.exitCode !== 0) console.log(vscode.output.slice(-4000));
+    await vscode.stop();
+  });
+
+  test("prompts sent during a turn are queued, removed, steered; sub-agent calls nest collapsed", async () => {
+    const page = vscode.page;
+    await page.locator(".statusbar-item", { hasText: "Follow" }).first().waitFor({ timeout: 60_000 });
+    await vscode.command("acpls: Open the agent panel");
+    panel = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+    const prompt = panel.locator("textarea.prompt");
+    await prompt.waitFor({ timeout: 60_000 });
+    await prompt.click();
+    await prompt.fill("first");
+    await prompt.press("Enter");
+    // The sub-agent's two calls sit in the parent's card, collapsed.
+    const nested = panel.locator(".item.tool details.subagent");
+    await nested.locator("summary", { hasText: "Sub-agent: 2 tool calls" }).waitFor({ timeout: 90_000 });
+    assert.equal(await nested.getAttribute("open"), null);
+    assert.equal(await panel.locator(".item.tool").count(), 1);
+    await until("the first prompt at the agent", () => sent("session/prompt").length === 1);
+    for (const text of ["second", "third"]) {
+      await prompt.fill(text);
+      await prompt.press("Enter");
+    }
+    const rows = panel.locator(".queue .queued");
+    await rows.nth(1).waitFor({ timeout: 10_000 });
+    assert.deepEqual(await rows.locator(".queued-text").allTextContents(), ["second", "third"]);
+    await vscode.screenshot("queue-two-waiting");
+    await rows.nth(1).locator("button[aria-label='Remove']").click();
+    await rows.nth(0).locator("button", { hasText: "Steer" }).click();
+    await until("the steered prompt at the agent", () => sent("_session/steering").length === 1);
+    assert.deepEqual(sent("_session/steering")[0]?.prompt, [{ type: "text", text: "second" }]);
+    await panel.locator(".queue").waitFor({ state: "hidden", timeout: 10_000 });
+    await nested.locator("summary").click();
+    await nested.locator(".subagent-call", { hasText: "Step child-2" }).waitFor({ timeout: 5_000 });
+    await vscode.screenshot("queue-steered-subagents-open");
+    // Nothing queued is left: the turn ends and no second prompt is sent.
+    await panel.locator(".turn-end").first().waitFor({ timeout: 60_000 });
+    assert.equal(sent("session/prompt").length, 1);
+  });
+});
