@@ -1,7 +1,8 @@
 // Prompts while the agent works, and sub-agents, in a real VS Code (code-server, the built .vsix),
 // against the scripted test agent: a prompt sent during a turn is queued above the input, a queued
 // prompt is removed, another steers the running turn (Claude Code's `_session/steering`, which the
-// script advertises), and the sub-agent's tool calls sit collapsed in their parent's card.
+// script advertises), and the sub-agent's tool calls sit collapsed in their parent's card; then the agent's
+// stored sessions (two pages, titled) are listed and one is loaded with its history.
 // Screenshots go to test-artifacts/vscode/ (prefixed "queue").
 
 import assert from "node:assert/strict";
@@ -20,9 +21,19 @@ function call(id: string, extra: Record<string, unknown>): Record<string, unknow
   return { update: { sessionUpdate: "tool_call", toolCallId: id, title: `Step ${id}`, kind: "read", status: "completed", ...extra } };
 }
 
+function page(ids: string[], nextCursor?: string): Record<string, unknown> {
+  return { sessions: ids.map((id) => ({ sessionId: id, cwd: "$cwd", title: `Stored ${id}` })), ...(nextCursor === undefined ? {} : { nextCursor }) };
+}
+
 const script = {
   protocol: 1,
-  on_initialize: { _meta: { steering: { supported: true } } },
+  on_initialize: {
+    _meta: { steering: { supported: true } },
+    agentCapabilities: { loadSession: true, sessionCapabilities: { list: {}, resume: {}, close: {}, fork: {}, delete: {} } },
+  },
+  // Two pages of stored sessions: the picker shows both.
+  on_list: { pages: { "": page(["old-a"], "c1"), c1: page(["old-b"]) } },
+  on_load: [{ update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "replayed from old-b" } } }],
   on_request: { "_session/steering": { outcome: "injected" } },
   on_prompt: [
     [
@@ -119,5 +130,22 @@ describe("queue, steer and sub-agents in VS Code", { timeout: 240_000 }, () => {
     // Nothing queued is left: the turn ends and no second prompt is sent.
     await panel.locator(".turn-end").first().waitFor({ timeout: 60_000 });
     assert.equal(sent("session/prompt").length, 1);
+  });
+
+  test("agent sessions: every page with titles, loaded with its history", async () => {
+    const page = vscode.page;
+    await vscode.command("acpls: Agent sessions");
+    const picker = page.locator(".quick-input-widget", { hasText: "agent sessions" });
+    await picker.locator(".quick-input-list .monaco-list-row", { hasText: "Stored old-b" }).waitFor({ timeout: 30_000 });
+    const labels = await picker.locator(".quick-input-list .monaco-list-row .label-name").allTextContents();
+    assert.ok(labels.includes("Stored old-a") && labels.includes("Stored old-b"), JSON.stringify(labels));
+    await vscode.screenshot("sessions-list");
+    await picker.locator(".quick-input-list .monaco-list-row", { hasText: "Stored old-b" }).click();
+    const actions = page.locator(".quick-input-widget", { hasText: "Stored old-b" });
+    await actions.locator(".quick-input-list .monaco-list-row", { hasText: "Load it with its history" }).click();
+    await panel.locator(".message.agent", { hasText: "replayed from old-b" }).waitFor({ timeout: 30_000 });
+    assert.deepEqual(sent("session/load").map((p) => p.sessionId), ["old-b"]);
+    assert.deepEqual(sent("session/list").map((p) => p.cursor ?? null), [null, "c1"]);
+    await vscode.screenshot("sessions-loaded");
   });
 });
