@@ -425,6 +425,34 @@ async def _logout(hub: Hub, args: dict[str, Any]) -> Any:
     return None
 
 
+async def _mention_candidates(hub: Hub, args: dict[str, Any]) -> Any:
+    """`acpls.mentionCandidates`: files of the workspace folders matching `query` (fuzzy,
+    .gitignore respected) and the open sessions, for @-mention completion."""
+    from acpls.services.workspace_files import workspace_files
+    from acpls.translate.mentions import best_matches
+    from acpls.translate.uris import path_to_uri
+
+    query = _string(args, "query") or ""
+    limit = args.get("limit", 50)
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+        raise InvalidParams("limit must be a positive integer")
+    roots = hub.editor.workspace_roots or [hub.workspace_root()]
+    paths: dict[str, str] = {}  # label -> absolute path
+    for root in roots:
+        prefix = "" if len(roots) == 1 else root.rstrip("/").rsplit("/", 1)[-1] + "/"
+        for rel in await workspace_files(root):
+            paths[prefix + rel] = f"{root.rstrip('/')}/{rel}"
+    items: list[dict[str, Any]] = [
+        {"type": "file", "label": label, "uri": path_to_uri(paths[label])}
+        for label in best_matches(query, list(paths), limit)
+    ]
+    for summary in hub.session_summaries().get("sessions", []):
+        label = summary.get("title") or summary["sessionId"]
+        if best_matches(query, [label], 1):
+            items.append({"type": "session", "label": label, "sessionId": summary["sessionId"]})
+    return {"items": items}
+
+
 def _admin(hub: Hub) -> Any:
     from acpls.core.session_admin import SessionAdmin
 
@@ -465,6 +493,7 @@ COMMANDS: dict[str, CommandHandler] = {
     "acpls.restoreCheckpoint": _restore_checkpoint,
     "acpls.checkpointDiff": _checkpoint_diff,
     "acpls.continueFromCheckpoint": _continue_from_checkpoint,
+    "acpls.mentionCandidates": _mention_candidates,
 }
 
 

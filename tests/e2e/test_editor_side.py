@@ -88,6 +88,8 @@ BAD_ARGUMENTS: dict[str, list[Any]] = {
     ],
     "acpls.checkpointDiff": [{}, {"id": 5}, {"id": "no-such-checkpoint"}],
     "acpls.continueFromCheckpoint": [{}, {"id": 5}, {"id": "no-such-checkpoint"}],
+    "acpls.steer": [{}, {"text": 5}, {"text": ""}, {"text": "x", "context": "file:///a"}],
+    "acpls.mentionCandidates": [{"query": 5}, {"limit": 0}, {"limit": "ten"}],
 }
 
 

@@ -214,3 +214,31 @@ async def test_wrong_mentions_get_invalid_params(client, workspace, tmp_path, me
         await command(client, "acpls.prompt", {"text": "x", "mentions": mentions})
     assert raised.value.code == -32602
     assert prompts(log, 1) == []
+
+
+async def test_mention_candidates_fuzzy_over_files_respecting_gitignore(
+    client, workspace, tmp_path
+):
+    import subprocess
+
+    subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)
+    (workspace / ".gitignore").write_text("build/\n", encoding="utf-8")
+    (workspace / "src").mkdir()
+    (workspace / "src" / "calculator_test.py").write_text("", encoding="utf-8")
+    (workspace / "build").mkdir()
+    (workspace / "build" / "calc.py").write_text("", encoding="utf-8")
+    log = tmp_path / "agent.jsonl"
+    await start(client, workspace, scripted({"protocol": 1}, log), custom=True)
+    found = await command(client, "acpls.mentionCandidates", {"query": "calc"})
+    labels = [item["label"] for item in found["items"]]
+    # The file name matching best comes first; the ignored build/ is left out.
+    assert labels == ["calc.py", "src/calculator_test.py"]
+    assert found["items"][0] == {
+        "type": "file",
+        "label": "calc.py",
+        "uri": (workspace / "calc.py").as_uri(),
+    }
+    session = await command(client, "acpls.newSession", {})
+    found = await command(client, "acpls.mentionCandidates", {"query": "", "limit": 1})
+    assert [i["type"] for i in found["items"]] == ["file", "session"]
+    assert found["items"][1]["sessionId"] == session["sessionId"]

@@ -147,3 +147,27 @@ def session_block(
         "type": "text",
         "text": f"Transcript of the session {title}{note}:\n\n{transcript}",
     }
+
+
+def fuzzy_score(query: str, candidate: str) -> int | None:
+    """How well `query` matches `candidate` as a subsequence (case-insensitive; higher is better),
+    None when it does not: consecutive letters and letters of the file name count more, long
+    paths a little less."""
+    if not query:
+        return 0
+    text = candidate.lower()
+    base = text.rfind("/") + 1
+    score, at, previous = 0, 0, -2
+    for char in query.lower():
+        found = text.find(char, at)
+        if found < 0:
+            return None
+        score += 1 + (3 if found == previous + 1 else 0) + (2 if found >= base else 0)
+        previous, at = found, found + 1
+    return score * 100 - len(candidate)
+
+
+def best_matches(query: str, candidates: Sequence[str], limit: int) -> list[str]:
+    scored = [(s, c) for c in candidates if (s := fuzzy_score(query, c)) is not None]
+    scored.sort(key=lambda pair: (-pair[0], pair[1]))
+    return [c for _, c in scored[:limit]]
