@@ -111,3 +111,29 @@ async def test_cancelled_env_var_sign_in_fails_the_command(client, workspace, tm
 
     with pytest.raises(JsonRpcException, match="authentication required"):
         await command(client, "acpls.newSession", {})
+
+
+@pytest.mark.parametrize("protocol", [1, 2])
+async def test_env_var_method_already_set_signs_in_without_asking(
+    client, workspace, tmp_path, protocol
+):
+    """The agent's `env` setting already holds the variable (as a Codex user with
+    OPENAI_API_KEY set): acpls authenticates with the method at once, never asks the editor."""
+    log = tmp_path / "agent.jsonl"
+    asked: list[Any] = []
+
+    @client.feature("acpls/authEnv")
+    def auth_env(params: Any) -> Any:
+        asked.append(params)
+        return None
+
+    agent = scripted(script(protocol, tmp_path / "t", {"env": "SCRIPTED_API_KEY"}), log)
+    agent["env"] = {"SCRIPTED_API_KEY": "sk-set"}
+    await start(client, workspace, agent)
+    await command(client, "acpls.authenticate", {"methodId": "openai-api-key"})
+    session = await command(client, "acpls.newSession", {})
+    assert session["sessionId"].startswith("scripted-")
+    assert asked == []
+    logins = [m for m in agent_log(log) if m.get("method") in ("authenticate", "auth/login")]
+    assert [m["params"] for m in logins] == [{"methodId": "openai-api-key"}]
+    assert [m.get("method") for m in agent_log(log)].count("initialize") == 1

@@ -68,8 +68,18 @@ class SignIn:
         if kind == "terminal":
             return await self._terminal(method, method_id)
         if kind == "env_var":
+            if self._already_set(method):
+                # The agent has the variables (its `env` setting, the editor's environment, an
+                # earlier answer): the agent only needs to be told which method (Codex's
+                # `openai-api-key` with OPENAI_API_KEY set), never the user asked again.
+                return await self._agent(conn, method_id)
             return await self._env_var(method, method_id)
         return await self._agent(conn, method_id)
+
+    def _already_set(self, method: Mapping[str, Any]) -> bool:
+        wanted = [v["name"] for v in env_vars(method) if not v["optional"]]
+        have = {**self.hub.settings.agent_env(self.hub.environ), **self.env}
+        return bool(wanted) and all(have.get(name) for name in wanted)
 
     async def _agent(self, conn: AgentConnection, method_id: str) -> bool:
         name = "authenticate" if conn.version == 1 else "auth/login"
