@@ -146,6 +146,7 @@ function Chat:_make_buffers()
     self:restore_here()
   end, 'acpls: restore the workspace to before this message')
   vim.bo[self.in_buf].omnifunc = "v:lua.require'acpls.chat'.omnifunc"
+  require('acpls.mentions').highlight(self.in_buf)
   map(self.in_buf, 'n', keys.send_normal, function()
     self:send_input()
   end, 'acpls: send the prompt')
@@ -469,6 +470,10 @@ function Chat:_next()
     local args = { sessionId = self.session_id, text = item.text }
     if item.context and #item.context > 0 then
       args.context = item.context
+    end
+    local mentions = require('acpls.mentions').parse(item.text, self.root or vim.fn.getcwd())
+    if #mentions > 0 then
+      args.mentions = mentions
     end
     client.exec(self.client_id, 'acpls.prompt', args, function(err, result)
       self.running = false
@@ -1271,11 +1276,21 @@ local function slash_items(chat, base)
   return items
 end
 
---- omnifunc of the prompt buffer: the agent's slash commands.
+--- omnifunc of the prompt buffer: the agent's slash commands, and @-mentions (files, sessions,
+--- diagnostics) anywhere in the prompt.
 function M.omnifunc(findstart, base)
   local chat = by_buf[vim.api.nvim_get_current_buf()]
+  local line = vim.api.nvim_get_current_line():sub(1, vim.fn.col('.') - 1)
+  local at = line:find('@%S*$')
+  if at and (at == 1 or line:sub(at - 1, at - 1):match('%s')) then
+    if findstart == 1 then
+      return chat and at - 1 or -3
+    end
+  end
+  if findstart == 0 and vim.startswith(base, '@') then
+    return chat and require('acpls.mentions').items(chat.client_id, base) or {}
+  end
   if findstart == 1 then
-    local line = vim.api.nvim_get_current_line():sub(1, vim.fn.col('.') - 1)
     local start = line:find('/%S*$')
     if not chat or not start or vim.trim(line:sub(1, start - 1)) ~= '' then
       return -3
