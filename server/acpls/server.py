@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import re
 from collections.abc import Awaitable, Callable
@@ -57,6 +58,10 @@ class AcplsProtocol(LanguageServerProtocol):
 
     def handle_message(self, message: Any) -> None:
         method = getattr(message, "method", None)
+        # pygls runs each message's handler in a copy of this context: a command can read its id.
+        _REQUEST_ID.set(getattr(message, "id", None))
+        if method == types.CANCEL_REQUEST:
+            self._cancel_prompt(getattr(getattr(message, "params", None), "id", None))
         if isinstance(method, str) and method != types.EXIT:
             error = self._out_of_order(method)
             if error is not None:
@@ -68,6 +73,17 @@ class AcplsProtocol(LanguageServerProtocol):
             if method == types.INITIALIZE:
                 self._initialize_received = True
         super().handle_message(message)
+
+    def _cancel_prompt(self, msg_id: Any) -> None:
+        """The editor gave up on an `acpls.prompt` request: the agent's turn is cancelled too (as
+        with acpls.cancel), so it does not go on working for nobody."""
+        server = self._server
+        if not isinstance(server, AcplsServer) or msg_id not in server.prompt_requests:
+            return
+        hub = server.hub
+        session_id = server.prompt_requests[msg_id] or hub.current_session_id
+        if session_id is not None:
+            hub.tasks.spawn("editor-cancel", _cancel_quietly(hub, session_id))
 
     def _out_of_order(self, method: str) -> JsonRpcException | None:
         if self._shutdown:
@@ -98,6 +114,17 @@ class AcplsProtocol(LanguageServerProtocol):
         return None
 
 
+# The id of the LSP request being handled (set per message; read by the acpls.prompt adapter).
+_REQUEST_ID: contextvars.ContextVar[Any] = contextvars.ContextVar("acpls_request_id", default=None)
+
+
+async def _cancel_quietly(hub: Hub, session_id: str) -> None:
+    from acpls.core.hub import CommandError
+
+    with contextlib.suppress(CommandError):
+        await hub.cancel(session_id)
+
+
 class AcplsServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__(
@@ -110,6 +137,8 @@ class AcplsServer(LanguageServer):
         self.port = LspEditorPort(self)
         self._hub: Hub | None = None
         self._initialization_options: Any = None
+        # acpls.prompt requests in flight: LSP request id -> the sessionId they named (or None).
+        self.prompt_requests: dict[Any, str | None] = {}
 
     @property
     def hub(self) -> Hub:
@@ -502,6 +531,10 @@ def _command_adapter(handler: CommandHandler) -> Callable[..., Awaitable[Any]]:
         from acpls.core.hub import CommandError  # loaded with the hub
 
         arg = _argument(args[0] if len(args) == 1 else list(args))
+        msg_id = _REQUEST_ID.get() if handler is _prompt else None
+        if msg_id is not None:
+            session_id = arg.get("sessionId")
+            ls.prompt_requests[msg_id] = session_id if isinstance(session_id, str) else None
         try:
             return await handler(ls.hub, arg)
         except CommandError as exc:
@@ -514,6 +547,9 @@ def _command_adapter(handler: CommandHandler) -> Callable[..., Awaitable[Any]]:
                     message=getattr(exc, "message", str(exc)), code=getattr(exc, "code", -32603)
                 ) from exc
             raise
+        finally:
+            if msg_id is not None:
+                ls.prompt_requests.pop(msg_id, None)
 
     return run
 
