@@ -48,6 +48,7 @@ class Settings:
     checkpoint_binary_budget_bytes: int = 20 * 1024 * 1024
     checkpoint_fork: bool = True
     context_max_embed_bytes: int = 256 * 1024
+    context_max_image_bytes: int = 5 * 1024 * 1024
     registry_url: str = DEFAULT_REGISTRY_URL
 
     def agent_restart_key(self) -> tuple[Any, ...]:
@@ -224,6 +225,7 @@ _KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "checkpoints.binaryBudgetBytes": ("checkpoint_binary_budget_bytes", _positive_int),
     "checkpoints.fork": ("checkpoint_fork", _bool),
     "context.maxEmbedBytes": ("context_max_embed_bytes", _positive_int),
+    "context.maxImageBytes": ("context_max_image_bytes", _positive_int),
     "registry.url": ("registry_url", _registry_url),
 }
 KEYS = tuple(_KEYS)

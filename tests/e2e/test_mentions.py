@@ -205,6 +205,8 @@ async def test_a_transcript_without_embedded_context_is_text(client, workspace, 
         [{"type": "diagnostics", "diagnostics": [{"uri": "file:///a"}]}],
         [{"type": "terminal"}],
         [{"type": "session"}],
+        [{"type": "image", "path": "relative.png"}],
+        [{"type": "image", "data": "AAAA", "mimeType": "text/plain"}],
     ],
 )
 async def test_wrong_mentions_get_invalid_params(client, workspace, tmp_path, mentions):
@@ -242,3 +244,82 @@ async def test_mention_candidates_fuzzy_over_files_respecting_gitignore(
     found = await command(client, "acpls.mentionCandidates", {"query": "", "limit": 1})
     assert [i["type"] for i in found["items"]] == ["file", "session"]
     assert found["items"][1]["sessionId"] == session["sessionId"]
+
+
+# A 1x1 PNG.
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000100e221bc330000000049454e44ae426082"
+)
+
+
+def image_init(protocol: int, image: bool) -> dict[str, Any]:
+    if protocol == 1:
+        prompt = {"image": image, "audio": False, "embeddedContext": True}
+        return {"protocolVersion": 1, "agentCapabilities": {"promptCapabilities": prompt}}
+    prompt = {"embeddedContext": {}, **({"image": {}} if image else {})}
+    return {"protocolVersion": 2, "capabilities": {"session": {"prompt": prompt}}}
+
+
+@pytest.mark.parametrize("protocol", [1, 2])
+async def test_images_from_a_file_and_pasted(client, workspace, tmp_path, protocol):
+    import base64
+
+    log = tmp_path / "agent.jsonl"
+    script = {"protocol": protocol, "on_initialize": image_init(protocol, True)}
+    await start(client, workspace, scripted(script, log), custom=True)
+    shot = workspace / "shot.png"
+    shot.write_bytes(PNG)
+    data = base64.b64encode(PNG).decode()
+    mentions = [
+        {"type": "image", "path": str(shot)},
+        {"type": "image", "data": data, "mimeType": "image/png"},
+    ]
+    await command(client, "acpls.prompt", {"text": "what is wrong here?", "mentions": mentions})
+    ((_, from_file, pasted),) = prompts(log, protocol)
+    assert from_file == {
+        "type": "image",
+        "data": data,
+        "mimeType": "image/png",
+        "uri": shot.as_uri(),
+    }
+    assert pasted == {"type": "image", "data": data, "mimeType": "image/png"}
+
+
+@pytest.mark.parametrize("protocol", [1, 2])
+async def test_an_agent_without_images_gets_none_and_the_user_is_told(
+    client, workspace, tmp_path, protocol
+):
+    log = tmp_path / "agent.jsonl"
+    script = {"protocol": protocol, "on_initialize": image_init(protocol, False)}
+    await start(client, workspace, scripted(script, log), custom=True)
+    shot = workspace / "shot.png"
+    shot.write_bytes(PNG)
+    with pytest.raises(JsonRpcException) as raised:
+        await command(
+            client,
+            "acpls.prompt",
+            {"text": "x", "mentions": [{"type": "image", "path": str(shot)}]},
+        )
+    assert "does not accept images (its promptCapabilities.image is off)" in str(raised.value)
+    assert prompts(log, protocol) == []
+
+
+async def test_an_image_over_the_limit_is_refused(client, workspace, tmp_path):
+    log = tmp_path / "agent.jsonl"
+    script = {"protocol": 1, "on_initialize": image_init(1, True)}
+    await start(
+        client, workspace, scripted(script, log), custom=True, context={"maxImageBytes": 10}
+    )
+    shot = workspace / "shot.png"
+    shot.write_bytes(PNG)
+    with pytest.raises(JsonRpcException) as raised:
+        await command(
+            client,
+            "acpls.prompt",
+            {"text": "x", "mentions": [{"type": "image", "path": str(shot)}]},
+        )
+    assert f"{shot} is {len(PNG)} bytes, over the 10 bytes of context.maxImageBytes" in str(
+        raised.value
+    )
+    assert prompts(log, 1) == []

@@ -49,7 +49,7 @@ local schema = {
     binaryBudgetBytes = 'number',
     fork = 'boolean',
   },
-  context = { maxEmbedBytes = 'number' },
+  context = { maxEmbedBytes = 'number', maxImageBytes = 'number' },
   registry = { url = 'string' },
   ui = {
     chat = {

@@ -5,6 +5,7 @@ translate/mentions.py makes the blocks (editors/protocol.md section 3.2)."""
 from __future__ import annotations
 
 import logging
+import os
 from typing import TYPE_CHECKING, Any
 
 from acpls.translate import mentions as tm
@@ -20,11 +21,14 @@ def mention_blocks(
     hub: Hub, conn: AgentConnection, mentions: list[tm.Mention]
 ) -> list[dict[str, Any]]:
     embedded = bool(conn.prompt_capability("embeddedContext"))
+    image_ok = bool(conn.prompt_capability("image"))
     limit = hub.settings.context_max_embed_bytes
-    return [_block(hub, m, embedded, limit) for m in mentions]
+    return [_block(hub, m, embedded, limit, image_ok) for m in mentions]
 
 
-def _block(hub: Hub, mention: tm.Mention, embedded: bool, limit: int) -> dict[str, Any]:
+def _block(
+    hub: Hub, mention: tm.Mention, embedded: bool, limit: int, image_ok: bool
+) -> dict[str, Any]:
     if mention.kind == "diagnostics":
         names = {uri: _name(hub, uri) for uri, _ in mention.diagnostics}
         return tm.diagnostics_block(mention.diagnostics, names)
@@ -32,6 +36,8 @@ def _block(hub: Hub, mention: tm.Mention, embedded: bool, limit: int) -> dict[st
         return _terminal(hub, mention)
     if mention.kind == "session":
         return _session(hub, mention, embedded, limit)
+    if mention.kind == "image":
+        return _image(hub, mention, image_ok)
     assert mention.uri is not None
     text = document_text(hub, mention.uri)
     uri, name = mention.uri, _name(hub, mention.uri)
@@ -87,3 +93,51 @@ def _session(hub: Hub, mention: tm.Mention, embedded: bool, limit: int) -> dict[
     transcript = document_text(hub, uri)
     title = f"{session.title!r} ({session.id})" if session.title else session.id
     return tm.session_block(uri, title, transcript, embedded=embedded, max_bytes=limit)
+
+
+def _image(hub: Hub, mention: tm.Mention, image_ok: bool) -> dict[str, Any]:
+    """An image file or pasted image data, checked against what the agent takes and the size
+    limit before anything is sent."""
+    import base64
+    import binascii
+    import mimetypes
+
+    from acpls.core.hub import CommandError
+    from acpls.translate.uris import path_to_uri
+
+    if not image_ok:
+        raise CommandError(
+            f"{hub.settings.agent.name} does not accept images "
+            "(its promptCapabilities.image is off): send the prompt without the image"
+        )
+    limit = hub.settings.context_max_image_bytes
+    if mention.path is not None:
+        mime = mimetypes.guess_type(mention.path)[0] or ""
+        if not mime.startswith("image/"):
+            raise CommandError(f"{mention.path} is not an image (png, jpeg, gif, webp, …)")
+        try:
+            size = os.path.getsize(mention.path)
+            if size > limit:
+                raise CommandError(_too_big(mention.path, size, limit))
+            with open(mention.path, "rb") as handle:
+                raw = handle.read()
+        except OSError as exc:
+            raise CommandError(f"cannot read {mention.path}: {exc.strerror}") from exc
+        return tm.image_block(
+            base64.b64encode(raw).decode("ascii"), mime, path_to_uri(mention.path)
+        )
+    assert mention.data is not None and mention.mime_type is not None
+    try:
+        size = len(base64.b64decode(mention.data, validate=True))
+    except (binascii.Error, ValueError) as exc:
+        raise CommandError("the image data is not valid base64") from exc
+    if size > limit:
+        raise CommandError(_too_big("the pasted image", size, limit))
+    return tm.image_block(mention.data, mention.mime_type, None)
+
+
+def _too_big(what: str, size: int, limit: int) -> str:
+    return (
+        f"{what} is {size:,} bytes, over the {limit:,} bytes of context.maxImageBytes: "
+        "send a smaller image"
+    )

@@ -17,7 +17,7 @@ import attrs
 
 from acpls.translate.fix_actions import describe
 
-KINDS = ("file", "selection", "symbol", "diagnostics", "terminal", "session")
+KINDS = ("file", "selection", "symbol", "diagnostics", "terminal", "session", "image")
 # A terminal mention sends the end of the output, this many bytes at most.
 TERMINAL_TAIL_BYTES = 16 * 1024
 
@@ -32,6 +32,10 @@ class Mention:
     terminal_id: str | None = None
     # (uri, LSP Diagnostic) pairs, for `diagnostics`
     diagnostics: tuple[tuple[str, dict[str, Any]], ...] = ()
+    # `image`: a file path, or base64 `data` with its `mime_type`
+    path: str | None = None
+    data: str | None = None
+    mime_type: str | None = None
 
 
 def parse_mentions(raw: Any) -> list[Mention]:
@@ -67,10 +71,30 @@ def _parse(item: Any) -> Mention:
         if session_id is not None and not isinstance(session_id, str):
             raise ValueError("sessionId must be a string")
         return Mention(kind, terminal_id=terminal_id, session_id=session_id)
+    if kind == "image":
+        return _image(item)
     session_id = item.get("sessionId")
     if not isinstance(session_id, str) or not session_id:
         raise ValueError("a session mention needs a sessionId")
     return Mention(kind, session_id=session_id)
+
+
+def _image(item: dict[str, Any]) -> Mention:
+    path, data, mime = item.get("path"), item.get("data"), item.get("mimeType")
+    if isinstance(path, str) and path.startswith("/"):
+        return Mention("image", path=path)
+    if isinstance(data, str) and data and isinstance(mime, str) and mime.startswith("image/"):
+        return Mention("image", data=data, mime_type=mime)
+    raise ValueError(
+        "an image mention needs an absolute path, or base64 data with an image/* mimeType"
+    )
+
+
+def image_block(data_b64: str, mime_type: str, uri: str | None) -> dict[str, Any]:
+    block = {"type": "image", "data": data_b64, "mimeType": mime_type}
+    if uri is not None:
+        block["uri"] = uri
+    return block
 
 
 def _diagnostics(raw: Any) -> tuple[tuple[str, dict[str, Any]], ...]:

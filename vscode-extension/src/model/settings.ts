@@ -32,6 +32,7 @@ export const SERVER_KEYS = [
   "checkpoints.binaryBudgetBytes",
   "checkpoints.fork",
   "context.maxEmbedBytes",
+  "context.maxImageBytes",
   "registry.url",
 ] as const;
 export type ServerKey = (typeof SERVER_KEYS)[number];
@@ -80,6 +81,7 @@ const VALIDATORS: Record<ServerKey, Validator> = {
   "checkpoints.binaryBudgetBytes": positiveInt,
   "checkpoints.fork": boolean,
   "context.maxEmbedBytes": positiveInt,
+  "context.maxImageBytes": positiveInt,
   "registry.url": (v) =>
     typeof v === "string" && (v === "" || /^(https?|file):\/\//.test(v)) ? undefined : "must be an http(s):// or file:// URL, or \"\" for no network",
 };
