@@ -79,3 +79,54 @@ def test_sent_mentions_reach_the_agent(editor_factory):
         },
     ]
     assert ed.errors() == []
+
+
+def test_attach_sends_an_image_or_says_why_not(editor_factory):
+    """The scripted v1 agent takes no images: the prompt fails and the chat says why; nothing
+    reaches the agent."""
+    ed = editor_factory("v1_basic")
+    open_prompt(ed)
+    shot = ed.workspace / "shot.png"
+    shot.write_bytes(bytes.fromhex("89504e470d0a1a0a"))
+    ed.nvim.command(f"Acpls attach {shot}")
+    ed.nvim.command("Acpls prompt what is wrong here?")
+    ed.wait_turn_end()
+    text = "\n".join(ed.lua("return T.lines(require('acpls.chat').list()[1].buf)"))
+    assert "does not accept images (its promptCapabilities.image is off)" in text
+    assert [m for m in read_log(ed.agent_log) if m.get("method") == "session/prompt"] == []
+
+
+def test_attach_sends_the_image_to_an_agent_that_takes_images(editor_factory):
+    import base64
+
+    prompt_caps = {"image": True, "audio": False, "embeddedContext": True}
+    script = {
+        "protocol": 1,
+        "on_initialize": {
+            "protocolVersion": 1,
+            "agentCapabilities": {"promptCapabilities": prompt_caps},
+        },
+    }
+    ed = editor_factory(script)
+    open_prompt(ed)
+    shot = ed.workspace / "shot.png"
+    shot.write_bytes(bytes.fromhex("89504e470d0a1a0a"))
+    ed.nvim.command(f"Acpls attach {shot}")
+    bar = ed.lua(
+        "return vim.wo[vim.fn.bufwinid(require('acpls.chat').list()[1].prompt_buf)].winbar"
+    )
+    assert "images: shot.png" in bar
+    ed.nvim.command("Acpls prompt what is wrong here?")
+    ed.wait_turn_end()
+    (prompt,) = [
+        m["params"]["prompt"] for m in read_log(ed.agent_log) if m.get("method") == "session/prompt"
+    ]
+    assert prompt == [
+        {"type": "text", "text": "what is wrong here?"},
+        {
+            "type": "image",
+            "data": base64.b64encode(shot.read_bytes()).decode(),
+            "mimeType": "image/png",
+            "uri": shot.as_uri(),
+        },
+    ]

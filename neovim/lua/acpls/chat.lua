@@ -354,7 +354,8 @@ function Chat:send(text, context)
     return
   end
   last = self
-  local item = { text = text, context = context }
+  local item = { text = text, context = context, images = self.images }
+  self.images = nil
   if not self.running then
     self:render(self.view:user_prompt(text))
     item.shown = true
@@ -472,6 +473,9 @@ function Chat:_next()
       args.context = item.context
     end
     local mentions = require('acpls.mentions').parse(item.text, self.root or vim.fn.getcwd())
+    for _, path in ipairs(item.images or {}) do
+      table.insert(mentions, { type = 'image', path = path })
+    end
     if #mentions > 0 then
       args.mentions = mentions
     end
@@ -539,6 +543,12 @@ function Chat:update_prompt_bar()
       table.insert(names, name)
     end
     bar = bar .. ' · context: ' .. table.concat(names, ', ')
+  end
+  if self.images and #self.images > 0 then
+    local names = vim.tbl_map(function(p)
+      return vim.fn.fnamemodify(p, ':t')
+    end, self.images)
+    bar = bar .. ' · images: ' .. table.concat(names, ', ')
   end
   for _, win in ipairs(vim.fn.win_findbuf(self.in_buf)) do
     vim.wo[win].winbar = '%#AcplsChatMeta#' .. bar:gsub('%%', '%%%%')
@@ -751,6 +761,24 @@ end
 --- `:Acpls prompt {text}`: send to the current chat (opened without taking the cursor).
 ---@param text string
 ---@param context table[]?
+--- `:Acpls attach {path}`: an image for the next prompt of the current chat (sent as ACP image
+--- content; acpls refuses it, saying why, when the agent takes no images or it is too large).
+---@param path string
+function M.attach(path)
+  path = vim.fs.normalize(vim.fn.fnamemodify(vim.fn.expand(path), ':p'))
+  if vim.fn.filereadable(path) == 0 then
+    vim.notify('acpls: cannot read ' .. path, vim.log.levels.ERROR)
+    return nil
+  end
+  local chat = M.current() or M.open({ enter = false })
+  if chat then
+    chat.images = chat.images or {}
+    table.insert(chat.images, path)
+    chat:update_prompt_bar()
+  end
+  return chat
+end
+
 function M.prompt(text, context)
   local chat = M.current() or M.open({ enter = false })
   if chat then

@@ -38,6 +38,16 @@ M.subcommands = {
       chat().prompt(text, range_context(args))
     end,
   },
+  attach = {
+    desc = 'attach an image file to the next prompt',
+    run = function(rest)
+      if not rest[1] then
+        vim.notify('acpls: :Acpls attach {path}', vim.log.levels.ERROR)
+        return
+      end
+      chat().attach(table.concat(rest, ' '))
+    end,
+  },
   fix = {
     desc = "ask the agent to fix this line's diagnostic (`all`: every diagnostic in the buffer)",
     complete = { 'all' },
