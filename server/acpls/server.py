@@ -24,6 +24,8 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
 
 from acpls import __version__
+from acpls.acp.errors import AcpError
+from acpls.core.errors import CommandError
 from acpls.editor.messages import register_message_hooks
 from acpls.editor.port import LspEditorPort
 from acpls.services.agent_check import check_agents
@@ -304,8 +306,6 @@ async def _fork_session(hub: Hub, args: dict[str, Any]) -> Any:
 
 async def _authenticate(hub: Hub, args: dict[str, Any]) -> Any:
     if not await hub.authenticate(None, _string(args, "methodId")):
-        from acpls.core.hub import CommandError
-
         raise CommandError("sign-in did not complete", -32000)
     return None
 
@@ -396,7 +396,7 @@ async def _agents(hub: Hub, args: dict[str, Any]) -> Any:
 async def _install_agent(hub: Hub, args: dict[str, Any]) -> Any:
     """`acpls.installAgent`: download a registry binary, or check an npx / uvx agent's tool."""
     from acpls.core.agents import UnknownAgent
-    from acpls.core.hub import CommandError
+    from acpls.core.errors import CommandError
     from acpls.services.agent_install import AgentInstallError
 
     name = _string(args, "agent", required=True) or ""
@@ -528,8 +528,6 @@ COMMANDS: dict[str, CommandHandler] = {
 
 def _command_adapter(handler: CommandHandler) -> Callable[..., Awaitable[Any]]:
     async def run(ls: AcplsServer, *args: Any) -> Any:
-        from acpls.core.hub import CommandError  # loaded with the hub
-
         arg = _argument(args[0] if len(args) == 1 else list(args))
         msg_id = _REQUEST_ID.get() if handler is _prompt else None
         if msg_id is not None:
@@ -539,14 +537,8 @@ def _command_adapter(handler: CommandHandler) -> Callable[..., Awaitable[Any]]:
             return await handler(ls.hub, arg)
         except CommandError as exc:
             raise JsonRpcException(message=str(exc), code=exc.code) from exc
-        except JsonRpcException:
-            raise
-        except Exception as exc:
-            if type(exc).__name__ == "AcpError":
-                raise JsonRpcException(
-                    message=getattr(exc, "message", str(exc)), code=getattr(exc, "code", -32603)
-                ) from exc
-            raise
+        except AcpError as exc:
+            raise JsonRpcException(message=exc.message, code=exc.code) from exc
         finally:
             if msg_id is not None:
                 ls.prompt_requests.pop(msg_id, None)

@@ -26,19 +26,24 @@ from typing import Any
 import attrs
 import cattrs
 import orjson
-from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
+from pygls.exceptions import JsonRpcMethodNotFound
 from pygls.protocol.json_rpc import JsonRPCProtocol
+
+from acpls.acp.errors import (  # noqa: F401  (re-exported: the codes' old home)
+    AUTH_REQUIRED,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    REQUEST_CANCELLED,
+    RESOURCE_NOT_FOUND,
+    AcpError,
+    AcpErrorObject,
+)
 
 logger = logging.getLogger(__name__)
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-REQUEST_CANCELLED = -32800
-AUTH_REQUIRED = -32000
-RESOURCE_NOT_FOUND = -32002
 
 CANCEL_METHOD = "$/cancel_request"
 SESSION_UPDATE = "session/update"
@@ -75,30 +80,10 @@ class AcpResponse:
 
 
 @attrs.define
-class AcpErrorObject:
-    code: int
-    message: str
-    data: Any = None
-
-
-@attrs.define
 class AcpErrorResponse:
     id: int | str | None
     error: AcpErrorObject
     jsonrpc: str = "2.0"
-
-
-class AcpError(JsonRpcException):
-    """An error answer from the agent, or one acpls sends to it (raised by a handler)."""
-
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(message=message, code=code, data=data)
-
-    def __str__(self) -> str:
-        return f"{self.message} ({self.code})"
-
-    def to_response_error(self) -> AcpErrorObject:  # type: ignore[override]
-        return AcpErrorObject(self.code, self.message, self.data)
 
 
 class _Endpoint:

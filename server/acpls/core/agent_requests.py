@@ -257,6 +257,16 @@ class AgentRequests:
         )
         return perm.outcome_for_title(options, choice)
 
+    def session_closed(self, session: Session) -> None:
+        """The session ended (core/sessions.py): its prompts are answered `cancelled`, its
+        outside-the-workspace approvals forgotten, and the commands it ran stopped."""
+        self.cancel_permissions(session)
+        self.paths.forget_session(session.id)
+        if self.terminals.terminal_ids(session.id):
+            self.hub.tasks.spawn(
+                f"close-terminals:{session.id}", self.terminals.close_session(session.id)
+            )
+
     def cancel_permissions(self, session: Session) -> None:
         """session/cancel: every pending request of the session is answered `cancelled`."""
         for pending in list(session.pending_permissions.values()):
@@ -422,10 +432,14 @@ class AgentRequests:
 
     # -- terminals (ACP v1: client-owned) ---------------------------------------------------------
     def _terminal_output(self, session_id: str, terminal_id: str, data: bytes) -> None:
+        if session_id not in self.hub.sessions:
+            return  # the session ended; its terminals are being stopped (session_closed)
         self.hub.terminals.append_bytes(session_id, terminal_id, data)
         self.hub.pump.poke()
 
     def _terminal_exit(self, session_id: str, terminal_id: str, status: ExitStatus) -> None:
+        if session_id not in self.hub.sessions:
+            return
         self.hub.terminals.set_exit_status(
             session_id, terminal_id, exit_code=status.exit_code, signal=status.signal
         )

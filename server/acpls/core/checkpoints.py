@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from acpls.core import ports
+from acpls.core.errors import CommandError
 from acpls.services.snapshots import (
     Limits,
     SnapshotError,
@@ -70,6 +71,14 @@ class CheckpointController:
         self._forks: dict[str, asyncio.Task[Any]] = {}  # session id -> fork after its last turn
         self._preambles: dict[str, str] = {}  # session id -> context for its first prompt
         self._fork_conns: dict[str, Any] = {}  # fork session id -> the agent process that made it
+
+    def session_closed(self, session: Session) -> None:
+        """The session ended (core/sessions.py): its open checkpoint, fork and preamble go."""
+        self._open.pop(session.id, None)
+        self._preambles.pop(session.id, None)
+        task = self._forks.pop(session.id, None)
+        if task is not None and not task.done():
+            task.cancel()
 
     # -- stores and the log ----------------------------------------------------------------------
     def _roots(self) -> list[str]:
@@ -246,8 +255,6 @@ class CheckpointController:
         """A session whose conversation is the one before the checkpoint's turn: the agent's fork
         made after the previous turn where there is one, else a new session that gets the earlier
         turns as context with its first prompt."""
-        from acpls.core.hub import CommandError
-
         target = self.find(checkpoint_id)
         if target.session_id is None or target.turn is None:
             raise CommandError("only the checkpoint of a turn can be continued from")
@@ -346,8 +353,6 @@ class CheckpointController:
         return self.log().listing(session_id)
 
     def find(self, checkpoint_id: Any) -> Checkpoint:
-        from acpls.core.hub import CommandError
-
         checkpoint = self.log().get(checkpoint_id) if isinstance(checkpoint_id, str) else None
         if checkpoint is None:
             raise CommandError(f"unknown checkpoint {checkpoint_id!r}")
@@ -356,8 +361,6 @@ class CheckpointController:
     async def restore(
         self, checkpoint_id: Any, preview: bool, include_unsaved: list[str]
     ) -> dict[str, Any]:
-        from acpls.core.hub import CommandError
-
         target = self.find(checkpoint_id)
         busy = [s.id for s in self.hub.sessions.values() if s.turn is not None]
         if busy:
@@ -451,8 +454,6 @@ class CheckpointController:
 
     async def diff(self, checkpoint_id: Any) -> dict[str, Any]:
         """What restoring `checkpoint_id` would change now, as unified diffs (nothing applied)."""
-        from acpls.core.hub import CommandError
-
         target = self.find(checkpoint_id)
         async with self._lock:
             current = await self._snapshot()

@@ -17,12 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from acpls.acp.connection import AgentConnection
+from acpls.acp.errors import AUTH_REQUIRED, INTERNAL_ERROR, AcpError
 from acpls.acp.process import AgentStartError
-from acpls.acp.transport import AUTH_REQUIRED, INTERNAL_ERROR, INVALID_PARAMS, AcpError
 from acpls.core import ports
+from acpls.core.errors import CommandError
 from acpls.core.mentions import mention_blocks
 from acpls.core.pump import FlushScheduler
 from acpls.core.session import Session, Turn
+from acpls.core.sessions import SessionRegistry
 from acpls.editor import messages as msg
 from acpls.settings import Settings, parse_settings
 from acpls.supervisor import TaskSupervisor
@@ -37,14 +39,6 @@ logger = logging.getLogger(__name__)
 
 CANCEL_GRACE_SECONDS = 3.0
 AGENT_START_TIMEOUT = 120.0
-
-
-class CommandError(Exception):
-    """A command the editor sent cannot be carried out; `code` is the JSON-RPC error code."""
-
-    def __init__(self, message: str, code: int = INVALID_PARAMS) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 def default_state_dir(environ: Mapping[str, str]) -> Path:
@@ -67,8 +61,8 @@ class Hub:
         self.state_dir = state_dir or default_state_dir(self.environ)
         self.settings = Settings()
         self.tasks = TaskSupervisor("hub")
-        self.sessions: dict[str, Session] = {}
-        self.current_session_id: str | None = None
+        self.registry = SessionRegistry()
+        self.sessions = self.registry.by_id  # read-only view: the registry adds and closes
         self.terminals = TerminalStore(scrollback_bytes=self.settings.scrollback_bytes)
         self.follow = FollowTracker(enabled=self.settings.follow_enabled)
         self._follow_timer: asyncio.TimerHandle | None = None
@@ -95,6 +89,26 @@ class Hub:
         from acpls.core.agents import AgentCatalog
 
         self.catalog = AgentCatalog(self.environ, self.settings.registry_url, tasks=self.tasks)
+        self._register_closers()
+
+    def _register_closers(self) -> None:
+        """Each owner of per-session state drops it when the session ends (core/sessions.py)."""
+        registry = self.registry
+        registry.on_close("permissions and paths", self.agent_requests.session_closed)
+        registry.on_close("questions", lambda s: self.questions.withdraw(s.id))
+        registry.on_close("terminals", lambda s: self.terminals.drop_session(s.id))
+        registry.on_close("updates and transcript", self.router.session_closed)
+        registry.on_close("review", self.review.session_closed)
+        registry.on_close("checkpoints", self.checkpoints.session_closed)
+        registry.on_close("follow", lambda s: self.follow.forget_session(s.id))
+
+    @property
+    def current_session_id(self) -> str | None:
+        return self.registry.current_id
+
+    @current_session_id.setter
+    def current_session_id(self, session_id: str | None) -> None:
+        self.registry.current_id = session_id
 
     # -- settings --------------------------------------------------------------------------------
     def configure(self, raw: Any) -> list[str]:
@@ -204,15 +218,7 @@ class Hub:
         self.tasks.spawn("release-client-terminals", self.agent_requests.close_all())
 
     def _forget_sessions(self, reason: str) -> None:
-        for session in self.sessions.values():
-            self._fail_turn(session, reason)
-            self.agent_requests.cancel_permissions(session)
-        self.sessions.clear()
-        self.current_session_id = None
-
-    def _fail_turn(self, session: Session, reason: str) -> None:
-        if session.turn is not None and not session.turn.done.done():
-            session.turn.done.set_exception(CommandError(reason, INTERNAL_ERROR))
+        self.registry.close_all(reason)
 
     def _status(self, state: str, message: str | None = None) -> None:
         if not self.editor.custom_mode:
@@ -260,8 +266,7 @@ class Hub:
         conn = self._conn
         version = conn.version if conn else 1
         session = Session(id=session_id, cwd=cwd, normalizer=SessionUpdateNormalizer(version))
-        self.sessions[session_id] = session
-        self.current_session_id = session_id
+        self.registry.add(session)
         self.router.session_started(session, response)
         return session
 
@@ -328,7 +333,7 @@ class Hub:
             else:
                 raise CommandError("the agent cannot load or resume sessions")
         except BaseException:
-            self.sessions.pop(session_id, None)
+            self.registry.close(session, "the session could not be loaded")
             raise
         finally:
             self.router.replay(session, False)
@@ -592,9 +597,7 @@ class Hub:
         self.pump.close()
         if self._follow_timer is not None:
             self._follow_timer.cancel()
-        for session in self.sessions.values():
-            self._fail_turn(session, "acpls is shutting down")
-            self.agent_requests.cancel_permissions(session)
+        self.registry.close_all("acpls is shutting down")
         conn, self._conn = self._conn, None
         if conn is not None:
             await conn.close()

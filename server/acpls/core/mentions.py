@@ -61,7 +61,7 @@ def document_text(hub: Hub, uri: str) -> str:
         with open(hub.path_of(uri), encoding="utf-8", errors="replace") as handle:
             return handle.read()
     except OSError as exc:
-        from acpls.core.hub import CommandError
+        from acpls.core.errors import CommandError
 
         raise CommandError(f"cannot read {uri}: {exc.strerror}") from exc
 
@@ -74,7 +74,7 @@ def _name(hub: Hub, uri: str) -> str:
 
 
 def _terminal(hub: Hub, mention: tm.Mention) -> dict[str, Any]:
-    from acpls.core.hub import CommandError
+    from acpls.core.errors import CommandError
 
     assert mention.terminal_id is not None
     found = hub.terminals.recent_output(

@@ -14,6 +14,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from acpls.core import ports
+from acpls.core.errors import CommandError
 from acpls.editor import messages as msg
 from acpls.services.watcher import DiskChange, TurnWatcher
 from acpls.state.review import RejectEdit, ReviewError, ReviewStore
@@ -70,6 +71,17 @@ class ReviewController:
         # A turn that starts meanwhile gets a watcher of its own.
         self._watch = None
         await watch.watcher.stop()
+
+    def session_closed(self, session: Session) -> None:
+        """The session ended (core/sessions.py). Its pending changes stay: they are files in the
+        workspace the user still reviews. A watcher credited to it passes to a running session;
+        with none, the watcher stops when the failed turn ends (`turn_ended`)."""
+        watch = self._watch
+        if watch is None or watch.session is not session:
+            return
+        others = [s for s in self.hub.sessions.values() if s.turn is not None]
+        if others:
+            watch.session = others[0]
 
     # -- the three sources of baselines ----------------------------------------------------------
     def agent_read(self, path: str, text: str) -> None:
@@ -212,8 +224,6 @@ class ReviewController:
         return {"rejected": [r.to_editor() for r in self.store.rejected(path)]}
 
     def _checked(self, action: Any, hunk_id: str) -> Any:
-        from acpls.core.hub import CommandError
-
         try:
             return action(hunk_id)
         except ReviewError as exc:

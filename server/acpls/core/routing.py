@@ -12,6 +12,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from acpls.core import ports
+from acpls.core.errors import CommandError
 from acpls.core.pump import UpdateQueue
 from acpls.editor import messages as msg
 from acpls.services.transcript import Transcript
@@ -293,8 +294,6 @@ class UpdateRouter:
                 with open(path, encoding="utf-8", errors="replace") as handle:
                     text = handle.read()
             except OSError as exc:
-                from acpls.core.hub import CommandError
-
                 raise CommandError(f"cannot read context {uri}: {exc.strerror}") from exc
         selection = item.get("range")
         if selection is not None:
@@ -334,11 +333,11 @@ class UpdateRouter:
         for transcript in self._transcripts.values():
             transcript.flush()
 
-    def _flush_queue(self, session_id: str, queue: UpdateQueue) -> None:
+    def _flush_queue(self, session_id: str, queue: UpdateQueue, *, force: bool = False) -> None:
         if not queue:
             return
         pump = self.hub.pump
-        if pump.forced:
+        if pump.forced or force:
             updates = queue.take()
         else:
             now = time.monotonic()
@@ -348,6 +347,15 @@ class UpdateRouter:
         notify = self.hub.editor.notify
         for update in updates:
             notify(msg.SESSION_UPDATE, msg.SessionUpdateParams(sessionId=session_id, update=update))
+
+    def session_closed(self, session: Session) -> None:
+        """The session ended (core/sessions.py): what it queued still reaches the editor, then
+        its transcript is closed and nothing of it is kept."""
+        self._flush_queue(session.id, session.queue, force=True)
+        self._early.pop(session.id, None)
+        transcript = self._transcripts.pop(session.id, None)
+        if transcript is not None:
+            transcript.close()
 
     def close(self) -> None:
         for transcript in self._transcripts.values():

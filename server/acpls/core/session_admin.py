@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from acpls.acp.transport import INTERNAL_ERROR
 from acpls.core import ports
-from acpls.core.hub import CommandError
+from acpls.core.errors import CommandError
 
 if TYPE_CHECKING:
     from acpls.acp.connection import AgentConnection
@@ -141,15 +141,8 @@ class SessionAdmin:
         return {"sessionId": session.id, "closedByAgent": closed_by_agent}
 
     def forget(self, session: Session, reason: str) -> None:
-        """The session is no longer acpls': nothing of it waits on the user any more."""
-        self.hub.questions.withdraw(session.id)
-        self.hub.agent_requests.cancel_permissions(session)
-        turn = session.turn
-        if turn is not None and not turn.done.done():
-            turn.done.set_exception(CommandError(reason, INTERNAL_ERROR))
-        self.hub.sessions.pop(session.id, None)
-        if self.hub.current_session_id == session.id:
-            self.hub.current_session_id = None
+        """The session is no longer acpls': the registry's one close (core/sessions.py)."""
+        self.hub.registry.close(session, reason)
 
     async def delete(self, session_id: str) -> dict[str, Any]:
         conn = await self.hub.agent()

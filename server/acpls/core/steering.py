@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from acpls.core.hub import CommandError
+from acpls.core.errors import CommandError
 
 if TYPE_CHECKING:
     from acpls.core.hub import Hub

@@ -112,6 +112,13 @@ class FollowTracker:
     def end_turn(self) -> None:
         self.current = None
 
+    def forget_session(self, session_id: str) -> None:
+        """The session ended: nothing of it is followed any more."""
+        if self._waiting is not None and self._waiting.session_id == session_id:
+            self._waiting = None
+        if self.current is not None and self.current.session_id == session_id:
+            self.current = None
+
 
 def is_subagent_tool_call(tool_call: dict) -> bool:
     """Sub-agent tool calls carry their parent's id (claude-agent-acp puts it in `_meta`)."""
