@@ -107,8 +107,8 @@ def leftovers(hub: Hub, session_id: str) -> dict[str, Any]:
     return {owner: value for owner, value in found.items() if value}
 
 
-async def until(check: Any, timeout: float = 10.0, what: Any = None) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
+async def until(check: Any, seconds: float = 10.0, what: Any = None) -> None:
+    deadline = asyncio.get_running_loop().time() + seconds
     while not check():
         assert asyncio.get_running_loop().time() < deadline, f"timed out: {what and what()}"
         await asyncio.sleep(0.02)
