@@ -257,7 +257,7 @@ async def _set_follow(hub: Hub, args: dict[str, Any]) -> Any:
     enabled = args.get("enabled")
     if not isinstance(enabled, bool):
         raise InvalidParams("enabled must be true or false")
-    hub.set_follow(enabled)
+    hub.follow.set_enabled(enabled)
     return {"enabled": hub.follow.active}
 
 
@@ -637,7 +637,7 @@ def create_server() -> AcplsServer:
             return  # acpls' own edit, or the editor reloading a file written to disk
         if ls.hub.questions.owns(uri):
             return  # the user filling in an agent's question (generic mode)
-        ls.hub.user_edited()
+        ls.hub.follow.user_edited()
         ls.hub.review.user_edited(uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=True))

@@ -99,7 +99,7 @@ def leftovers(hub: Hub, session_id: str) -> dict[str, Any]:
         "questions": [q for q in hub.questions._open.values() if q.session_id == session_id],
         "follow": any(
             t is not None and t.session_id == session_id
-            for t in (hub.follow.current, hub.follow._waiting)
+            for t in (hub.follow.tracker.current, hub.follow.tracker._waiting)
         ),
         "review watcher": hub.review._watch is not None
         and hub.review._watch.session.id == session_id,
@@ -158,9 +158,7 @@ async def test_nothing_of_a_session_is_left_after_it_ends(tmp_path: Path, how: s
         await end_by(how, hub, session.id)
         with pytest.raises(CommandError):
             await asyncio.wait_for(turn, 10)
-        await until(
-            lambda: not leftovers(hub, session.id), what=lambda: leftovers(hub, session.id)
-        )
+        await until(lambda: not leftovers(hub, session.id), what=lambda: leftovers(hub, session.id))
     finally:
         if how != "shutdown":
             await hub.aclose()

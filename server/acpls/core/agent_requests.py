@@ -337,7 +337,7 @@ class AgentRequests:
             text = _slice(text, line, limit)
         if session.top_level:
             start = line if isinstance(line, int) and line > 0 else 1
-            self.hub.move_follow(FollowTarget(session.id, "fs/read_text_file", path, start, "read"))
+            self.hub.follow.move(FollowTarget(session.id, "fs/read_text_file", path, start, "read"))
         return {"content": text}
 
     def _reads_missing_as_empty(self) -> bool:
@@ -365,7 +365,7 @@ class AgentRequests:
         self.hub.review.after_write(path, content)
         self._read_texts[path] = content
         if session.top_level and first_line is not None:
-            self.hub.move_follow(
+            self.hub.follow.move(
                 FollowTarget(session.id, "fs/write_text_file", path, first_line + 1, "edit")
             )
         return {}

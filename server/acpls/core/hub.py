@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from acpls.acp.errors import AUTH_REQUIRED, INTERNAL_ERROR, AcpError
 from acpls.acp.process import AgentStartError
 from acpls.core import ports
 from acpls.core.errors import CommandError
+from acpls.core.follow import FollowController
 from acpls.core.mentions import mention_blocks
 from acpls.core.pump import FlushScheduler
 from acpls.core.session import Session, Turn
@@ -29,11 +29,10 @@ from acpls.editor import messages as msg
 from acpls.settings import Settings, parse_settings
 from acpls.supervisor import TaskSupervisor
 from acpls.translate import usage
-from acpls.translate.follow import FollowTarget, FollowTracker
 from acpls.translate.mentions import Mention
 from acpls.translate.session_updates import SessionUpdateNormalizer
 from acpls.translate.terminals import TerminalStore
-from acpls.translate.uris import path_to_uri, uri_to_path
+from acpls.translate.uris import uri_to_path
 
 logger = logging.getLogger(__name__)
 
@@ -64,8 +63,7 @@ class Hub:
         self.registry = SessionRegistry()
         self.sessions = self.registry.by_id  # read-only view: the registry adds and closes
         self.terminals = TerminalStore(scrollback_bytes=self.settings.scrollback_bytes)
-        self.follow = FollowTracker(enabled=self.settings.follow_enabled)
-        self._follow_timer: asyncio.TimerHandle | None = None
+        self.follow = FollowController(editor, self.tasks, enabled=self.settings.follow_enabled)
         self._conn: AgentConnection | None = None
         self._agent_lock = asyncio.Lock()
         self._restart_key = self.settings.agent_restart_key()
@@ -116,7 +114,7 @@ class Hub:
         self.settings = settings
         self.catalog.set_url(settings.registry_url)
         if self.follow.enabled != settings.follow_enabled:
-            self.set_follow(settings.follow_enabled)
+            self.follow.set_enabled(settings.follow_enabled)
         self.terminals.configure(
             scrollback_bytes=settings.scrollback_bytes,
             sanitize=not settings.raw_terminal_output,
@@ -528,65 +526,6 @@ class Hub:
             self.router.config_changed(session, options)
         return {"configOptions": options or []}
 
-    # -- follow ----------------------------------------------------------------------------------
-    def set_follow(self, enabled: bool, reason: str = "command") -> None:
-        self.follow.set_enabled(enabled)
-        if self._follow_timer is not None and not enabled:
-            self._follow_timer.cancel()
-            self._follow_timer = None
-        self._follow_state(reason)
-
-    def _follow_state(self, reason: str) -> None:
-        if self.editor.custom_mode:
-            self.editor.notify(
-                msg.FOLLOW_STATE,
-                msg.FollowStateParams(enabled=self.follow.active, reason=reason),  # type: ignore[arg-type]
-            )
-
-    def user_edited(self) -> None:
-        if self.follow.pause_for_user_edit():
-            self._follow_state("userEdit")
-            if not self.editor.custom_mode:
-                self.editor.show_message(
-                    ports.MESSAGE_INFO,
-                    "acpls: follow paused because you are editing; run acpls.setFollow to resume.",
-                )
-
-    def move_follow(self, target: FollowTarget) -> None:
-        send, wake_at = self.follow.offer(target, time.monotonic())
-        if send is not None:
-            self._send_follow(send)
-        elif wake_at is not None and self._follow_timer is None:
-            loop = asyncio.get_running_loop()
-            delay = max(wake_at - time.monotonic(), 0.0)
-            self._follow_timer = loop.call_later(delay, self._follow_due)
-
-    def _follow_due(self) -> None:
-        self._follow_timer = None
-        target = self.follow.due(time.monotonic())
-        if target is not None:
-            self._send_follow(target)
-
-    def _send_follow(self, target: FollowTarget) -> None:
-        try:
-            uri = path_to_uri(target.path)
-        except ValueError:
-            logger.warning("not following to %r: not an absolute path", target.path)
-            return
-        if self.editor.custom_mode:
-            self.editor.notify(
-                msg.FOLLOW_AGENT,
-                msg.FollowAgentParams(
-                    sessionId=target.session_id,
-                    toolCallId=target.tool_call_id,
-                    uri=uri,
-                    range=target.lsp_range(),
-                    kind=target.kind,
-                ),
-            )
-        elif self.editor.supports_show_document:
-            self.tasks.spawn("show-document", self.editor.show_document(uri, target.lsp_range()))
-
     # -- output pump -----------------------------------------------------------------------------
     def _flush(self) -> None:
         self.router.flush()
@@ -595,8 +534,7 @@ class Hub:
     async def aclose(self) -> None:
         self._closing = True
         self.pump.close()
-        if self._follow_timer is not None:
-            self._follow_timer.cancel()
+        self.follow.close()
         self.registry.close_all("acpls is shutting down")
         conn, self._conn = self._conn, None
         if conn is not None:

@@ -177,7 +177,7 @@ class ReviewController:
         self.publish()
         if session.top_level and text is not None:
             line = self._first_changed_line(path)
-            self.hub.move_follow(FollowTarget(session.id, "disk", path, line, "edit"))
+            self.hub.follow.move(FollowTarget(session.id, "disk", path, line, "edit"))
 
     def _first_changed_line(self, path: str) -> int | None:
         for changed in self.store.files():

@@ -145,7 +145,7 @@ class UpdateRouter:
         followed = self.hub.settings.follow_subagents or not is_subagent_tool_call(state)
         if applied.new_locations and session.top_level and followed:
             location = applied.new_locations[-1]
-            self.hub.move_follow(
+            self.hub.follow.move(
                 FollowTarget(
                     session_id=session.id,
                     tool_call_id=tool_call_id,

@@ -109,6 +109,21 @@ class FollowTracker:
         self._last_sent_at = now
         return target
 
+    def waiting_until(self) -> float | None:
+        """When the waiting target is due (None: nothing waits). A wake-up that came early asks
+        again, so the newest location of a burst is never dropped."""
+        if self._waiting is None or not self.active:
+            return None
+        return (self._last_sent_at or 0.0) + self.interval
+
+    def flush(self, now: float) -> FollowTarget | None:
+        """The waiting target at once, whatever the window (the turn ended: it is the newest)."""
+        if self._waiting is None or not self.active:
+            return None
+        target, self._waiting = self._waiting, None
+        self._last_sent_at = now
+        return target
+
     def end_turn(self) -> None:
         self.current = None
 
