@@ -166,22 +166,6 @@ class AcplsServer(LanguageServer):
         if self._hub is not None:
             await self._hub.aclose()
 
-    def workspace_roots(self) -> list[str]:
-        try:
-            workspace = self.workspace
-        except RuntimeError:
-            return []
-        roots = []
-        for folder in workspace.folders.values():
-            try:
-                roots.append(uri_to_path(folder.uri))
-            except ValueError:
-                continue
-        if not roots and workspace.root_uri:
-            with contextlib.suppress(ValueError):
-                roots.append(uri_to_path(workspace.root_uri))
-        return roots
-
 
 class InvalidParams(JsonRpcException):
     CODE = -32602

@@ -22,7 +22,7 @@ from acpls.editor import messages as msg
 
 if TYPE_CHECKING:
     from acpls.acp.connection import AgentConnection
-    from acpls.core.hub import Hub
+    from acpls.core.parts import CoreParts as Hub
 
 logger = logging.getLogger(__name__)
 

@@ -48,7 +48,7 @@ from acpls.state.checkpoints import (
 from acpls.translate.uris import uri_to_path
 
 if TYPE_CHECKING:
-    from acpls.core.hub import Hub
+    from acpls.core.parts import CoreParts as Hub
     from acpls.core.session import Session
 
 logger = logging.getLogger(__name__)

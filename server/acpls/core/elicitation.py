@@ -26,7 +26,7 @@ from acpls.translate.uris import path_to_uri, uri_to_path
 
 if TYPE_CHECKING:
     from acpls.acp.connection import AgentConnection
-    from acpls.core.hub import Hub
+    from acpls.core.parts import CoreParts as Hub
 
 logger = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from acpls.translate import mentions as tm
 
 if TYPE_CHECKING:
     from acpls.acp.connection import AgentConnection
-    from acpls.core.hub import Hub
+    from acpls.core.parts import CoreParts as Hub
 
 logger = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from acpls.translate.uris import path_to_uri
 
 if TYPE_CHECKING:
     from acpls.acp.connection import AgentConnection
-    from acpls.core.hub import Hub
+    from acpls.core.parts import CoreParts as Hub
     from acpls.core.session import Session
 
 logger = logging.getLogger(__name__)

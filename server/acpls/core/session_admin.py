@@ -17,7 +17,7 @@ from acpls.core.errors import CommandError
 
 if TYPE_CHECKING:
     from acpls.acp.connection import AgentConnection
-    from acpls.core.hub import Hub
+    from acpls.core.parts import CoreParts as Hub
     from acpls.core.session import Session
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from acpls.core.errors import CommandError
 
 if TYPE_CHECKING:
-    from acpls.core.hub import Hub
+    from acpls.core.parts import CoreParts as Hub
 
 STEER_METHOD = "_session/steering"
 

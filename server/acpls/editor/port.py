@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 from typing import TYPE_CHECKING, Any
@@ -15,7 +16,7 @@ from acpls.editor.messages import to_json
 from acpls.translate.uris import uri_to_path
 
 if TYPE_CHECKING:
-    from acpls.server import AcplsServer
+    from pygls.lsp.server import LanguageServer
 
 logger = logging.getLogger(__name__)
 
@@ -26,7 +27,7 @@ MATCH_DISK_LIMIT = 1024 * 1024
 
 
 class LspEditorPort:
-    def __init__(self, server: AcplsServer) -> None:
+    def __init__(self, server: LanguageServer) -> None:
         self._server = server
         # URIs acpls is editing right now: their didChange is ours, not the user's.
         self.own_edits: dict[str, int] = {}
@@ -61,7 +62,20 @@ class LspEditorPort:
 
     @property
     def workspace_roots(self) -> list[str]:
-        return self._server.workspace_roots()
+        try:
+            workspace = self._server.workspace
+        except RuntimeError:
+            return []
+        roots = []
+        for folder in workspace.folders.values():
+            try:
+                roots.append(uri_to_path(folder.uri))
+            except ValueError:
+                continue
+        if not roots and workspace.root_uri:
+            with contextlib.suppress(ValueError):
+                roots.append(uri_to_path(workspace.root_uri))
+        return roots
 
     # -- messages --------------------------------------------------------------------------------
     def notify(self, method: str, params: Any) -> None:

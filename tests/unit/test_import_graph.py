@@ -1,0 +1,149 @@
+"""The package's import graph, read from the source with `ast`: no cycles, and the layers hold as
+README.md states them (`translate/` and `state/` are pure; `core/` never sees pygls).
+
+Every import counts, including those inside functions and under `TYPE_CHECKING`: a back-import
+that only the type checker follows is still two modules that know each other.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "server" / "acpls"
+
+# layer (module prefix) -> module prefixes it must not import
+FORBIDDEN = {
+    "acpls.translate": (
+        "pygls",
+        "lsprotocol",
+        "acpls.acp.transport",
+        "acpls.acp.connection",
+        "acpls.acp.process",
+        "acpls.core",
+        "acpls.editor",
+        "acpls.server",
+        "acpls.services",
+    ),
+    "acpls.state": (
+        "pygls",
+        "lsprotocol",
+        "acpls.acp.transport",
+        "acpls.acp.connection",
+        "acpls.acp.process",
+        "acpls.core",
+        "acpls.editor",
+        "acpls.server",
+        "acpls.services",
+    ),
+    "acpls.core": (
+        "pygls",
+        "lsprotocol",
+        "acpls.server",
+        "acpls.editor.port",
+        "acpls.editor.stdio",
+    ),
+    "acpls.acp": ("acpls.core", "acpls.editor", "acpls.server"),
+    "acpls.services": ("acpls.core", "acpls.editor", "acpls.server"),
+    "acpls.editor": ("acpls.server",),
+}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in PACKAGE.rglob("*.py")}
+
+
+def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
+    """Modules `name` imports: `from a.b import c` is `a.b.c` when that is a module, else `a.b`."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            for alias in node.names:
+                candidate = f"{base}.{alias.name}"
+                found.add(candidate if candidate in known else base)
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    mods = modules()
+    known = set(mods)
+    return {
+        name: {m for m in imports_of(name, path, known) if m in known and m != name}
+        for name, path in mods.items()
+    }
+
+
+def external_imports() -> dict[str, set[str]]:
+    mods = modules()
+    return {name: imports_of(name, path, set(mods)) for name, path in mods.items()}
+
+
+def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    """A cycle as a list of modules (first == last), or None. Packages' `__init__` modules are
+    left out: importing `a.b.c` runs `a/__init__` and `a/b/__init__`, which import nothing."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*stack[stack.index(nxt) :], nxt]
+            if nxt not in state and (cycle := visit(nxt)) is not None:
+                return cycle
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for start in sorted(edges):
+        if start not in state and (cycle := visit(start)) is not None:
+            return cycle
+    return None
+
+
+def test_the_package_has_no_import_cycle() -> None:
+    cycle = find_cycle(graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+@pytest.mark.parametrize("layer", sorted(FORBIDDEN))
+def test_layers_import_only_what_the_readme_allows(layer: str) -> None:
+    bad = []
+    for name, imported in external_imports().items():
+        if name != layer and not name.startswith(layer + "."):
+            continue
+        for target in imported:
+            for banned in FORBIDDEN[layer]:
+                if target == banned or target.startswith(banned + "."):
+                    bad.append(f"{name} imports {target}")
+    assert not bad, "\n".join(sorted(bad))
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    """The check itself can fail: a made-up graph with a cycle is reported."""
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert find_cycle(edges) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_the_graph_sees_function_level_and_type_checking_imports() -> None:
+    edges = graph()
+    assert "acpls.core.ports" in edges["acpls.core.hub"]
+    assert edges, "no modules found"
