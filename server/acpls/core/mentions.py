@@ -102,7 +102,7 @@ def _image(hub: Hub, mention: tm.Mention, image_ok: bool) -> dict[str, Any]:
     import binascii
     import mimetypes
 
-    from acpls.core.hub import CommandError
+    from acpls.core.errors import CommandError
     from acpls.translate.uris import path_to_uri
 
     if not image_ok:
