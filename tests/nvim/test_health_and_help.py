@@ -129,7 +129,7 @@ def test_plugin_loads_lazily_and_defines_command_and_plugs(plain_nvim):
     )
     assert "<Plug>(acpls-keep-hunk)" in plugs
     assert "<Plug>(acpls-chat)" in plugs
-    completions = nvim.exec_lua("return vim.fn.getcompletion('Acpls fo', 'cmdline')")
+    completions = nvim.exec_lua("return vim.fn.getcompletion('Acpls fol', 'cmdline')")
     assert completions == ["follow"]
     assert nvim.exec_lua("return vim.fn.getcompletion('Acpls follow ', 'cmdline')") == [
         "on",
