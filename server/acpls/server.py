@@ -12,6 +12,7 @@ import contextvars
 import logging
 import re
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -32,6 +33,7 @@ from acpls.services.agent_check import check_agents
 from acpls.settings import parse_settings
 from acpls.translate.fix_actions import fix_actions
 from acpls.translate.mentions import parse_mentions
+from acpls.translate.transcript_lenses import lenses
 from acpls.translate.uris import uri_to_path
 
 if TYPE_CHECKING:
@@ -584,6 +586,25 @@ def _fix_actions(
     return actions
 
 
+def _transcript_lenses(ls: AcplsServer, uri: str) -> list[types.CodeLens]:
+    """Restore and continue lenses on the prompts of a session's transcript (generic mode)."""
+    try:
+        path = uri_to_path(uri)
+    except ValueError:
+        return []
+    session_id = ls.hub.router.session_of_transcript(path)
+    if session_id is None:
+        return []
+    text = ls.port.document_text(uri)
+    if text is None:
+        with contextlib.suppress(OSError):
+            text = Path(path).read_text(encoding="utf-8", errors="replace")
+    if text is None:
+        return []
+    found = lenses(text, ls.hub.checkpoints.listing(session_id))
+    return [ls.protocol._converter.structure(lens, types.CodeLens) for lens in found]
+
+
 def _prompt_action(title: str, text: str, context: list[dict[str, Any]]) -> types.CodeAction:
     return types.CodeAction(
         title=title,
@@ -640,6 +661,10 @@ def create_server() -> AcplsServer:
     )
     def on_code_action(ls: AcplsServer, params: types.CodeActionParams) -> Any:
         return _code_actions(ls, params)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    def on_code_lens(ls: AcplsServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+        return _transcript_lenses(ls, params.text_document.uri)
 
     @server.feature(types.SHUTDOWN)
     async def on_shutdown(ls: AcplsServer, params: Any) -> None:

@@ -322,3 +322,50 @@ async def test_continue_uses_the_fork_made_after_the_previous_turn(
         editor, "acpls.prompt", {"sessionId": "forked-after-turn-1", "text": "2b"}
     )
     assert result["sessionId"] == "forked-after-turn-1"
+
+
+async def test_generic_editors_restore_from_lenses_on_the_transcript(
+    editor: LanguageClient, workspace: Path, tmp_path: Path, state_dir: Path
+) -> None:
+    """Plain LSP editors: code lenses on each prompt of the transcript restore the files to before
+    that turn, or continue the conversation from there."""
+    a, b = str(workspace / "a.txt"), str(workspace / "b.txt")
+    turns = [[write(a, "one\n"), say("wrote a")], [write(b, "two\n"), say("wrote b")]]
+    agent = scripted({"protocol": 1, "on_prompt": turns}, tmp_path / "a.log")
+    await start(editor, workspace, agent, custom=False)
+    first = await command(editor, "acpls.prompt", {"text": "write a"})
+    await command(editor, "acpls.prompt", {"sessionId": first["sessionId"], "text": "write b"})
+    (transcript,) = (state_dir / "acpls" / "transcripts").glob("*.md")
+    uri = transcript.as_uri()
+
+    lenses = await editor.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    assert lenses is not None
+    lines = transcript.read_text(encoding="utf-8").split("\n")
+    titles = [
+        (lines[lens.range.start.line][:16], lens.command.title) for lens in lenses if lens.command
+    ]
+    assert titles == [
+        ("**You:** write a", "↺ Restore files to before turn 1 (1 changed)"),
+        ("**You:** write a", "Continue from here"),
+        ("**You:** write b", "↺ Restore files to before turn 2 (1 changed)"),
+        ("**You:** write b", "Continue from here"),
+    ]
+    # The editor runs the first lens's command as it is: both files go, as before turn 1.
+    restore = lenses[0].command
+    assert restore is not None and restore.command == "acpls.restoreCheckpoint"
+    result = await editor.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=restore.command, arguments=restore.arguments)
+    )
+    assert result is not None
+    assert {os.path.basename(p) for p in result["restored"]} == {"a.txt", "b.txt"}
+    assert not os.path.exists(a) and not os.path.exists(b)
+
+    # A file that is not a transcript gets no lenses.
+    other = await editor.text_document_code_lens_async(
+        types.CodeLensParams(
+            text_document=types.TextDocumentIdentifier(uri=(workspace / "x").as_uri())
+        )
+    )
+    assert not other

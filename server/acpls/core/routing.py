@@ -215,6 +215,10 @@ class UpdateRouter:
             self._to_editor(session, update)
         self.hub.pump.poke()
 
+    def session_of_transcript(self, path: str) -> str | None:
+        """The session whose transcript is the file at `path`, if it is one."""
+        return next((sid for sid, t in self._transcripts.items() if str(t.path) == path), None)
+
     def _show_transcript(self, transcript: Transcript) -> None:
         """Generic mode: each prompt shows the transcript, where a plain LSP editor reads the answer
         (editors/protocol.md section 4)."""
