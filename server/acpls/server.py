@@ -268,6 +268,8 @@ async def _list_sessions(hub: Hub, args: dict[str, Any]) -> Any:
 
 async def _load_session(hub: Hub, args: dict[str, Any], *, replay: bool = True) -> Any:
     session_id = _string(args, "sessionId")
+    if session_id == "":
+        raise InvalidParams("sessionId must not be empty")
     if session_id is None:  # an editor without a picker: acpls asks (window/showMessageRequest)
         session_id = await _admin(hub).pick("Load" if replay else "Resume")
     session = await hub.load_session(session_id, _string(args, "cwd"), replay=replay)

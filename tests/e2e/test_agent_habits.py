@@ -1,4 +1,4 @@
-"""Habits of the published agents (shared/notes/real-agents-offline.md), each reproduced by the
+"""Habits of the published agents (tests/real_agents/README.md), each reproduced by the
 scripted agent and driven through the real acpls."""
 
 from __future__ import annotations

@@ -33,7 +33,9 @@ def test_pick_install_and_use_a_registry_agent(editor_factory, local_registry, t
     assert "unavailable: " in elsewhere and "its binaries are for windows-aarch64" in elsewhere
     ed.lua("T.answer_label(...)", picker["index"], "Tar Agent")
 
-    installed = tmp_path / "xdg" / "data" / "acpls" / "agents" / "tar-agent" / "1.2.3" / "pkg" / "agent"
+    installed = (
+        tmp_path / "xdg" / "data" / "acpls" / "agents" / "tar-agent" / "1.2.3" / "pkg" / "agent"
+    )
     ed.wait("return require('acpls.config').get(true).agent == 'tar-agent'", what="the agent set")
     assert installed.exists()
 
