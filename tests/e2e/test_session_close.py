@@ -96,7 +96,9 @@ def leftovers(hub: Hub, session_id: str) -> dict[str, Any]:
         "checkpoint": session_id in hub.checkpoints._open,
         "fork": session_id in hub.checkpoints._forks,
         "preamble": session_id in hub.checkpoints._preambles,
-        "questions": [q for q in hub.questions._open.values() if q.session_id == session_id],
+        "questions": [
+            q for q in hub.questions._open.values() if q.question.session_id == session_id
+        ],
         "follow": any(
             t is not None and t.session_id == session_id
             for t in (hub.follow.tracker.current, hub.follow.tracker._waiting)
