@@ -6,6 +6,7 @@ import { AuthController } from "./auth";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { checkAgents } from "./agentCheck";
+import { chooseAgent } from "./agents";
 import { pickCheckpoint } from "./checkpoints";
 import { AcplsClient } from "./client";
 import { FollowController } from "./follow";
@@ -58,6 +59,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Api> {
   });
   register("acpls.ui.showLog", () => log.show(true));
   register("acpls.ui.checkAgents", () => checkAgents(client, log));
+  register("acpls.ui.chooseAgent", () => chooseAgent(client, log));
   register("acpls.ui.toggleFollow", () => follow.toggle());
   register("acpls.ui.newSession", () => panel.newSession());
   register("acpls.ui.cancel", () => panel.cancel());
@@ -132,6 +134,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Api> {
       { label: "$(shield) Choose how permission prompts are shown", command: "acpls.ui.choosePermissionUi" },
       { label: "$(output) Show the log", command: "acpls.ui.showLog" },
       { label: "$(pass) Check the agent", command: "acpls.ui.checkAgents" },
+      { label: "$(hubot) Choose agent…", command: "acpls.ui.chooseAgent" },
     ];
     const picked = await vscode.window.showQuickPick(actions, { title: "acpls" });
     if (picked !== undefined) await vscode.commands.executeCommand(picked.command);
