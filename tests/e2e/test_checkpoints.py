@@ -307,7 +307,7 @@ async def test_continue_uses_the_fork_made_after_the_previous_turn(
     script = {
         "protocol": 1,
         "on_initialize": {"agentCapabilities": {"sessionCapabilities": {"fork": {}}}},
-        "on_request": {"session/fork": {"sessionId": "forked-after-turn-1"}},
+        "on_fork": {"sessionId": "forked-after-turn-1"},
         "on_prompt": [[say("answer")]],
     }
     await start(editor, workspace, scripted(script, log))
