@@ -9,8 +9,10 @@ NVIM_PYTEST_WORKERS ?= $(PYTEST_WORKERS)
 
 .PHONY: test-nvim demo-nvim
 
-test-nvim: $(STAMP)
-	$(PY) -m pytest -q -n $(NVIM_PYTEST_WORKERS) -m "nvim and not slow" tests/nvim $(PYTEST_ARGS)
+# tests/nvim/test_real_claude.py runs a real Claude Code turn: the pinned adapter comes from
+# tests/real_agents/agents.mk (`agent-claude`, a no-op once installed).
+test-nvim: $(STAMP) agent-claude
+	ACPLS_AGENTS_DIR=$(abspath $(AGENTS_DIR)) $(PY) -m pytest -q -n $(NVIM_PYTEST_WORKERS) -m "nvim and not slow" tests/nvim $(PYTEST_ARGS)
 
 demo-nvim: $(STAMP)
 	@VENV="$(abspath $(VENV))" neovim/demo/run.sh

@@ -62,6 +62,10 @@ $(AGENTS_APT_STAMP):
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; fi
 	touch $@
 
+# One agent alone, for suites that need only it (test-nvim runs a real Claude Code turn).
+$(foreach a,$(AGENT_NAMES),$(eval agent-$(a): $(call agent_prefix,$(a))/.installed))
+.PHONY: $(addprefix agent-,$(AGENT_NAMES))
+
 agents-install: $(AGENT_STAMPS) $(COPILOT_CACHE_STAMP) $(AGENTS_APT_STAMP)
 
 agents:
