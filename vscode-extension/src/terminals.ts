@@ -2,11 +2,17 @@
 // backed by a Pseudoterminal, so ANSI colours and progress bars render as in a real terminal. It is
 // named after its command (renamed when the command becomes known), `reset` clears it, and its exit
 // code or signal is printed when it ends. Output that arrives before VS Code opens the terminal is
-// kept (bounded) and written on open.
+// kept (bounded) and written on open, once VS Code has given the terminal its dimensions; output is
+// written in slices, one per timer tick (model/terminal.ts), so the workbench stays responsive.
 
 import * as vscode from "vscode";
 import type { AcplsClient } from "./client";
 import { TerminalText, terminalName } from "./model/terminal";
+
+/** Between two slices of output: lets the workbench take keystrokes while a terminal streams. */
+const SLICE_PAUSE_MS = 4;
+/** A terminal VS Code opened without dimensions gets them when shown; past this, output goes anyway. */
+const DIMENSIONS_WAIT_MS = 1000;
 import type { TerminalOutputParams, TerminalUpdateParams } from "./protocol";
 
 class AgentTerminal implements vscode.Pseudoterminal {
@@ -18,20 +24,39 @@ class AgentTerminal implements vscode.Pseudoterminal {
   terminal: vscode.Terminal | undefined;
   command: string | undefined;
 
+  private sizeTimer: NodeJS.Timeout | undefined;
+
   constructor(
     readonly key: string,
     readonly terminalId: string,
     limit: number,
+    scrollbackLines: number,
   ) {
-    this.text = new TerminalText((data) => this.writeEmitter.fire(data), limit);
+    this.text = new TerminalText((data) => this.writeEmitter.fire(data), {
+      limit,
+      scrollbackLines,
+      tick: (work) => setTimeout(work, SLICE_PAUSE_MS),
+    });
   }
 
-  open(): void {
-    this.text.open();
+  open(initialDimensions: vscode.TerminalDimensions | undefined): void {
+    this.text.open(initialDimensions !== undefined);
+    if (initialDimensions === undefined) this.sizeTimer = setTimeout(() => this.text.resized(), DIMENSIONS_WAIT_MS);
+  }
+
+  setDimensions(): void {
+    this.clearSizeTimer();
+    this.text.resized();
+  }
+
+  private clearSizeTimer(): void {
+    if (this.sizeTimer !== undefined) clearTimeout(this.sizeTimer);
+    this.sizeTimer = undefined;
   }
 
   close(): void {
     // The user closed the terminal: keep collecting, a new one opens on the next show.
+    this.clearSizeTimer();
     this.text.close();
     this.terminal = undefined;
   }
@@ -43,6 +68,8 @@ class AgentTerminal implements vscode.Pseudoterminal {
   }
 
   dispose(): void {
+    this.clearSizeTimer();
+    this.text.close();
     this.writeEmitter.dispose();
     this.nameEmitter.dispose();
   }
@@ -67,7 +94,8 @@ export class TerminalController implements vscode.Disposable {
     let agent = this.terminals.get(key);
     if (agent === undefined) {
       const limit = vscode.workspace.getConfiguration("acpls").get<number>("terminal.scrollbackBytes", 4 * 1024 * 1024);
-      agent = new AgentTerminal(key, terminalId, limit);
+      const scrollback = vscode.workspace.getConfiguration("terminal.integrated").get<number>("scrollback", 1000);
+      agent = new AgentTerminal(key, terminalId, limit, scrollback);
       this.terminals.set(key, agent);
     }
     return agent;

@@ -2,31 +2,90 @@
 // when a pseudoterminal opens (VS Code drops what is written before `open`, and a terminal the user
 // closed can be shown again); lone `\n` become `\r\n` (xterm does not return the carriage by itself;
 // pty output already has `\r\n`); `reset` clears the screen; the exit is shown once.
+//
+// Nothing is written before the terminal's dimensions are known (VS Code passes them to `open`, or
+// later to `setDimensions` when the panel was never shown), so the first lines are laid out at the
+// pane's real width. Output goes out in slices of at most `slice` characters, one slice per tick: a
+// 1.7 MB notification is never one write that the workbench's terminal parses in one go while the
+// user types. Order is kept: the exit line goes through the same queue, after the last output.
+// What is trimmed is said: the replay of a terminal whose kept output passed its bound starts with a
+// line saying how much is not kept, and the exit line says when the output had more lines than the
+// pane's scrollback (`terminal.integrated.scrollback`) holds.
 
 /** Clears screen and scrollback and homes the cursor (xterm.js honours all three). */
 export const CLEAR_SEQUENCE = "\x1b[0m\x1b[2J\x1b[3J\x1b[H";
+
+/** Characters written to the pseudoterminal per tick. */
+export const SLICE_CHARS = 64 * 1024;
+
+/** Runs `work` later (a timer in the extension; a queue in the tests). */
+export type Tick = (work: () => void) => void;
+
+export type TerminalTextOptions = {
+  /** Characters kept for a replay (the `acpls.terminal.scrollbackBytes` setting). */
+  limit?: number;
+  /** Characters written per tick. */
+  slice?: number;
+  /** Schedules the next slice. */
+  tick?: Tick;
+  /** Lines the pane keeps (`terminal.integrated.scrollback`), to say when output passed it. */
+  scrollbackLines?: number;
+};
+
+const dim = (text: string): string => `\x1b[2m${text}\x1b[0m`;
 
 export class TerminalText {
   /** Everything shown since the last reset (bounded), replayed whenever a terminal opens on it. */
   private history: string[] = [];
   private historyLength = 0;
+  /** Characters of output since the last reset that are no longer kept. */
+  private dropped = 0;
+  /** Line ends written since the last reset. */
+  private lines = 0;
   private lastWasCR = false;
   private opened = false;
+  private sized = false;
   private exitShown = false;
+  /** Text waiting to be written, oldest first; `queueAt` characters of the first are written. */
+  private queue: string[] = [];
+  private queueAt = 0;
+  private ticking = false;
+  private readonly limit: number;
+  private readonly slice: number;
+  private readonly tick: Tick;
+  private readonly scrollbackLines: number | undefined;
 
-  /** `write` is where text goes while the terminal is open; `limit` bounds what is kept. */
+  /** `write` is where text goes while the terminal is open. */
   constructor(
     private readonly write: (text: string) => void,
-    private readonly limit = 4 * 1024 * 1024,
-  ) {}
+    options: TerminalTextOptions | number = {},
+  ) {
+    const o = typeof options === "number" ? { limit: options } : options;
+    this.limit = o.limit ?? 4 * 1024 * 1024;
+    this.slice = Math.max(2, o.slice ?? SLICE_CHARS);
+    this.tick = o.tick ?? ((work) => setTimeout(work, 0));
+    this.scrollbackLines = o.scrollbackLines;
+  }
 
   get isOpen(): boolean {
     return this.opened;
   }
 
-  /** What a terminal opened now would show. */
+  /** What a terminal opened now would show (the kept output, without the trim note). */
   get shown(): string {
     return this.history.join("");
+  }
+
+  /** Characters of output since the last reset that a replay no longer has. */
+  get trimmed(): number {
+    return this.dropped;
+  }
+
+  /** Characters still waiting to be written to the open terminal. */
+  get backlog(): number {
+    let n = 0;
+    for (const text of this.queue) n += text.length;
+    return n - this.queueAt;
   }
 
   /** Normalises line ends of one chunk, remembering a `\r` at its end for the next chunk. */
@@ -50,26 +109,58 @@ export class TerminalText {
       this.exitShown = false;
       this.history = [];
       this.historyLength = 0;
-      if (this.opened) this.write(CLEAR_SEQUENCE);
+      this.dropped = 0;
+      this.lines = 0;
+      // What was waiting belongs to the output the reset clears.
+      this.queue = [];
+      this.queueAt = 0;
+      if (this.opened) this.enqueue(CLEAR_SEQUENCE);
     }
-    this.emit(this.normalise(text));
+    const normal = this.normalise(text);
+    this.lines += countLineEnds(normal);
+    this.emit(normal);
   }
 
   exited(exitCode: number | undefined, signal: string | undefined): void {
     if (this.exitShown) return;
     this.exitShown = true;
-    this.emit(`\r\n\x1b[2m${exitLine(exitCode, signal)}\x1b[0m\r\n`);
+    let line = exitLine(exitCode, signal);
+    if (this.scrollbackLines !== undefined && this.lines > this.scrollbackLines) {
+      line = `${line.slice(0, -1)} · ${this.lines} lines, this pane keeps the last ${this.scrollbackLines} (terminal.integrated.scrollback)]`;
+    }
+    this.emit(`\r\n${dim(line)}\r\n`);
   }
 
-  /** A terminal opened on this output: everything kept so far goes out, in order. */
-  open(): void {
+  /**
+   * A terminal opened on this output: everything kept so far goes out, in order, once its size is
+   * known (`sized` false: VS Code had no dimensions yet, `setDimensions` will come).
+   */
+  open(sized = true): void {
     this.opened = true;
-    const shown = this.shown;
-    if (shown !== "") this.write(shown);
+    this.sized = sized;
+    this.queue = [];
+    this.queueAt = 0;
+    if (this.dropped > 0) {
+      this.queue.push(
+        `${dim(`[acpls: ${this.dropped} earlier characters of this output are not kept (acpls.terminal.scrollbackBytes is ${this.limit})]`)}\r\n`,
+      );
+    }
+    this.queue.push(...this.history);
+    this.pump();
+  }
+
+  /** The terminal's dimensions are known now: what waited for them goes out. */
+  resized(): void {
+    if (!this.opened || this.sized) return;
+    this.sized = true;
+    this.pump();
   }
 
   close(): void {
     this.opened = false;
+    this.sized = false;
+    this.queue = [];
+    this.queueAt = 0;
   }
 
   private emit(text: string): void {
@@ -77,11 +168,61 @@ export class TerminalText {
     this.history.push(text);
     this.historyLength += text.length;
     // Bounded: past the limit the oldest output goes, as from a terminal's scrollback.
-    while (this.historyLength > this.limit && this.history.length > 1) {
-      this.historyLength -= this.history.shift()?.length ?? 0;
+    let drop = 0;
+    while (this.historyLength > this.limit && this.history.length - drop > 1) {
+      const first = this.history[drop] ?? "";
+      this.historyLength -= first.length;
+      this.dropped += first.length;
+      drop += 1;
     }
-    if (this.opened) this.write(text);
+    if (drop > 0) this.history.splice(0, drop);
+    if (this.opened) this.enqueue(text);
   }
+
+  private enqueue(text: string): void {
+    this.queue.push(text);
+    this.pump();
+  }
+
+  /** Writes one slice now and schedules the next; a no-op while a tick is pending or unsized. */
+  private pump(): void {
+    if (this.ticking || !this.opened || !this.sized || this.queue.length === 0) return;
+    let budget = this.slice;
+    let out = "";
+    while (budget > 0 && this.queue.length > 0) {
+      const first = this.queue[0] ?? "";
+      let end = Math.min(first.length, this.queueAt + budget);
+      // Never split a surrogate pair between two writes.
+      if (end < first.length && end > this.queueAt + 1 && isHighSurrogate(first.charCodeAt(end - 1))) end -= 1;
+      out += first.slice(this.queueAt, end);
+      budget -= end - this.queueAt;
+      if (end >= first.length) {
+        this.queue.shift();
+        this.queueAt = 0;
+      } else {
+        this.queueAt = end;
+        break;
+      }
+    }
+    if (out !== "") this.write(out);
+    if (this.queue.length > 0) {
+      this.ticking = true;
+      this.tick(() => {
+        this.ticking = false;
+        this.pump();
+      });
+    }
+  }
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+function countLineEnds(text: string): number {
+  let n = 0;
+  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) n += 1;
+  return n;
 }
 
 export function exitLine(exitCode: number | undefined, signal: string | undefined): string {

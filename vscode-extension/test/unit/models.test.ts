@@ -156,6 +156,80 @@ describe("terminal text", () => {
     assert.deepEqual(written, ["a", "ab"]);
   });
 
+  /** A terminal whose ticks run only when the test says. */
+  function sliced(slice: number, options: { limit?: number; scrollbackLines?: number } = {}) {
+    const written: string[] = [];
+    const ticks: (() => void)[] = [];
+    const t = new TerminalText((s) => written.push(s), { slice, tick: (work) => ticks.push(work), ...options });
+    const drain = (): number => {
+      let n = 0;
+      for (let work = ticks.shift(); work !== undefined; work = ticks.shift()) {
+        work();
+        n += 1;
+      }
+      return n;
+    };
+    return { t, written, ticks, drain };
+  }
+
+  test("a long output goes out in slices, one per tick, in order, the exit line last", () => {
+    const { t, written, ticks, drain } = sliced(100);
+    t.open();
+    const lines = Array.from({ length: 50 }, (_, i) => `line ${i}\r\n`).join("");
+    t.output(lines);
+    t.exited(0, undefined);
+    assert.equal(written.length, 1, "one slice now, the rest on later ticks");
+    assert.equal(ticks.length, 1, "one tick pending at a time");
+    assert.ok(drain() > 3);
+    assert.ok(written.every((w) => w.length <= 100));
+    const all = written.join("");
+    assert.ok(all.startsWith(lines));
+    assert.match(all.slice(lines.length), /^\r\n\x1b\[2m\[process exited with code 0\]\x1b\[0m\r\n$/);
+    assert.equal(t.backlog, 0);
+  });
+
+  test("nothing is written before the dimensions are known", () => {
+    const { t, written, drain } = sliced(1000);
+    t.output("first\r\n");
+    t.open(false);
+    t.output("second\r\n");
+    drain();
+    assert.deepEqual(written, []);
+    t.resized();
+    drain();
+    assert.equal(written.join(""), "first\r\nsecond\r\n");
+  });
+
+  test("a slice never splits a surrogate pair", () => {
+    const { t, written, drain } = sliced(3);
+    t.open();
+    t.output("ab😀cd😀");
+    drain();
+    assert.equal(written.join(""), "ab😀cd😀");
+    for (const w of written) assert.ok(!/[\ud800-\udbff]$/.test(w), JSON.stringify(w));
+  });
+
+  test("a reset drops what was still waiting and clears the screen first", () => {
+    const { t, written, drain } = sliced(4);
+    t.open();
+    t.output("0123456789");
+    t.output("new", true);
+    drain();
+    assert.equal(written.join(""), `0123${CLEAR_SEQUENCE}new`);
+  });
+
+  test("a trimmed replay says how much is not kept; the exit line says when the scrollback is passed", () => {
+    const { t, written, drain } = sliced(1 << 20, { limit: 20, scrollbackLines: 3 });
+    for (let i = 0; i < 10; i++) t.output(`l${i}\n`);
+    t.exited(0, undefined);
+    assert.ok(t.trimmed > 0);
+    t.open();
+    drain();
+    const all = written.join("");
+    assert.match(all, /^\x1b\[2m\[acpls: \d+ earlier characters of this output are not kept \(acpls\.terminal\.scrollbackBytes is 20\)\]/);
+    assert.match(all, /\[process exited with code 0 · 10 lines, this pane keeps the last 3 \(terminal\.integrated\.scrollback\)\]/);
+  });
+
   test("what is kept is bounded", () => {
     const t = new TerminalText(() => undefined, 10);
     for (let i = 0; i < 100; i++) t.output("12345");
