@@ -1,11 +1,12 @@
 """Back-pressure from the editor to the agent.
 
 acpls writes to the editor without blocking (editor/stdio.py). When the editor reads more slowly
-than the agent writes, the bytes waiting for the editor pass a high-water mark and
-`EDITOR_OUTPUT` closes: the agent's stdout is no longer read (acp/process.py), so the agent
-blocks on its own pipe instead of acpls buffering without bound. It opens again once the waiting
-bytes drained below the low-water mark. There is one editor connection per acpls process, hence
-one gate.
+than the agent writes, the bytes waiting for the editor pass a high-water mark and the editor
+output gate closes: the agent's stdout is no longer read (acp/process.py), so the agent blocks on
+its own pipe instead of acpls buffering without bound. It opens again once the waiting bytes
+drained below the low-water mark. The server owns one gate per editor connection and passes it to
+the stdio writer (which opens and closes it) and to the hub (which gives it to each agent
+process); nothing reaches it through a module global.
 """
 
 from __future__ import annotations
@@ -46,6 +47,3 @@ class FlowGate:
             finally:
                 if waiter in self._waiters:
                     self._waiters.remove(waiter)
-
-
-EDITOR_OUTPUT = FlowGate()

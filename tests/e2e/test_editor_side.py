@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from acpls.server import COMMANDS
+from acpls.commands import COMMANDS
 from tests.agents import script_command
 from tests.e2e.conftest import command, start
 from tests.e2e.raw_lsp import RawLspClient, initialize_params

@@ -24,6 +24,7 @@ from acpls.acp.transport import (
     LineReader,
     NotificationHandler,
 )
+from acpls.flow import FlowGate
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +41,7 @@ class AgentConnection:
         max_line_bytes: int,
         on_exit: Callable[[AgentConnection], None],
         max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES,
+        output_gate: FlowGate | None = None,
     ) -> None:
         self.protocol = AcpProtocol()
         self._reader = LineReader(self.protocol.feed_line, max_line_bytes)
@@ -50,6 +52,7 @@ class AgentConnection:
             on_stdout=self._reader.feed,
             on_exit=self._process_exited,
             max_input_bytes=max_input_bytes,
+            output_gate=output_gate,
         )
         self.protocol.attach_writer(self.process.write)
         # Nothing more is sent to, or handled for, an agent acpls stopped.

@@ -19,7 +19,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from acpls import flow
+from acpls.flow import FlowGate
 from acpls.services.process_group import ON_WINDOWS, spawn_options, stop_group
 from acpls.supervisor import TaskSupervisor
 
@@ -64,8 +64,11 @@ class AgentProcess:
         on_stdout: Callable[[bytes], None],
         on_exit: Callable[[AgentProcess], None],
         max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES,
+        output_gate: FlowGate | None = None,
     ) -> None:
         self.argv = argv
+        # Closed while the editor is behind: the agent's stdout is left unread (flow.py).
+        self._output_gate = output_gate if output_gate is not None else FlowGate()
         self.max_input_bytes = max_input_bytes
         # Why acpls killed the agent itself (it stopped reading its input), for the error message.
         self._kill_reason: str | None = None
@@ -149,7 +152,7 @@ class AgentProcess:
     async def _read_stdout(self) -> None:
         assert self._proc and self._proc.stdout
         stream = self._proc.stdout
-        gate = flow.EDITOR_OUTPUT
+        gate = self._output_gate
         while True:
             if not gate.is_open:
                 # The editor is behind: leave the agent's output in its pipe (it blocks there)

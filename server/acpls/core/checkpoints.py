@@ -45,6 +45,7 @@ from acpls.state.checkpoints import (
     restore_diff,
     workspace_edit,
 )
+from acpls.translate.transcript_lenses import lenses
 from acpls.translate.uris import uri_to_path
 
 if TYPE_CHECKING:
@@ -351,6 +352,19 @@ class CheckpointController:
     # -- commands --------------------------------------------------------------------------------
     def listing(self, session_id: str | None) -> list[dict[str, Any]]:
         return self.log().listing(session_id)
+
+    def transcript_lenses(self, path: str, text: str | None) -> list[dict[str, Any]]:
+        """Restore and continue lenses (LSP JSON) on the prompts of a session's transcript at
+        `path` (generic editors); `text` is the editor's buffer, else the file is read."""
+        session_id = self.hub.router.session_of_transcript(path)
+        if session_id is None:
+            return []
+        if text is None:
+            try:
+                text = Path(path).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                return []
+        return lenses(text, self.listing(session_id))
 
     def find(self, checkpoint_id: Any) -> Checkpoint:
         checkpoint = self.log().get(checkpoint_id) if isinstance(checkpoint_id, str) else None

@@ -26,6 +26,7 @@ from acpls.core.pump import FlushScheduler
 from acpls.core.session import Session, Turn
 from acpls.core.sessions import SessionRegistry
 from acpls.editor import messages as msg
+from acpls.flow import FlowGate
 from acpls.settings import Settings, parse_settings
 from acpls.supervisor import TaskSupervisor
 from acpls.translate import usage
@@ -54,8 +55,11 @@ class Hub:
         *,
         environ: Mapping[str, str] | None = None,
         state_dir: Path | None = None,
+        editor_output: FlowGate | None = None,
     ) -> None:
         self.editor = editor
+        # Closed while the editor is behind: each agent's output is left unread (flow.py).
+        self.editor_output = editor_output if editor_output is not None else FlowGate()
         self.environ = dict(environ if environ is not None else os.environ)
         self.state_dir = state_dir or default_state_dir(self.environ)
         self.settings = Settings()
@@ -161,6 +165,7 @@ class Hub:
             max_line_bytes=self.settings.max_line_bytes,
             max_input_bytes=self.settings.max_agent_input_bytes,
             on_exit=self._agent_exited,
+            output_gate=self.editor_output,
         )
         self.agent_requests.register(conn)
         self.questions.register(conn)

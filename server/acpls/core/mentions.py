@@ -141,3 +141,26 @@ def _too_big(what: str, size: int, limit: int) -> str:
         f"{what} is {size:,} bytes, over the {limit:,} bytes of context.maxImageBytes: "
         "send a smaller image"
     )
+
+
+async def mention_candidates(hub: Hub, query: str, limit: int) -> dict[str, Any]:
+    """`acpls.mentionCandidates`: files of the workspace folders matching `query` (fuzzy,
+    .gitignore respected) and the open sessions, for @-mention completion."""
+    from acpls.services.workspace_files import workspace_files
+    from acpls.translate.uris import path_to_uri
+
+    roots = hub.editor.workspace_roots or [hub.workspace_root()]
+    paths: dict[str, str] = {}  # label -> absolute path
+    for root in roots:
+        prefix = "" if len(roots) == 1 else root.rstrip("/").rsplit("/", 1)[-1] + "/"
+        for rel in await workspace_files(root):
+            paths[prefix + rel] = f"{root.rstrip('/')}/{rel}"
+    items: list[dict[str, Any]] = [
+        {"type": "file", "label": label, "uri": path_to_uri(paths[label])}
+        for label in tm.best_matches(query, list(paths), limit)
+    ]
+    for summary in hub.session_summaries().get("sessions", []):
+        label = summary.get("title") or summary["sessionId"]
+        if tm.best_matches(query, [label], 1):
+            items.append({"type": "session", "label": label, "sessionId": summary["sessionId"]})
+    return {"items": items}

@@ -5,7 +5,8 @@ editor closed the pipe or was killed) ends the loop immediately and the agent an
 process can be stopped within the 2 s the editor gives a server.
 
 Writing is non-blocking too (`PipeWriter`, an asyncio pipe transport): a slow editor never stalls
-the event loop, and once more than `HIGH_WATER` bytes wait for it, `flow.EDITOR_OUTPUT` closes so
+the event loop, and once more than `HIGH_WATER` bytes wait for it, the server's editor-output gate
+(flow.FlowGate, passed in) closes so
 acpls stops reading the agent until the editor caught up (back-pressure instead of an unbounded
 buffer).
 """
@@ -20,7 +21,7 @@ import logging
 import sys
 from typing import TYPE_CHECKING, Any
 
-from acpls import flow
+from acpls.flow import FlowGate
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -55,17 +56,18 @@ class _StdoutWriter:
 class _FlowProtocol(asyncio.Protocol):
     """Turns the transport's flow-control calls into the editor-output gate."""
 
-    def __init__(self) -> None:
+    def __init__(self, gate: FlowGate) -> None:
         self.lost = asyncio.get_running_loop().create_future()
+        self._gate = gate
 
     def pause_writing(self) -> None:
-        flow.EDITOR_OUTPUT.close()
+        self._gate.close()
 
     def resume_writing(self) -> None:
-        flow.EDITOR_OUTPUT.open()
+        self._gate.open()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        flow.EDITOR_OUTPUT.open()  # nothing waits for a gone editor
+        self._gate.open()  # nothing waits for a gone editor
         if not self.lost.done():
             self.lost.set_result(None)
 
@@ -108,11 +110,13 @@ def _widen_pipe(fd: int) -> None:
             fcntl.fcntl(fd, set_size, PIPE_BYTES)
 
 
-async def _stdout_writer() -> PipeWriter | _StdoutWriter:
+async def _stdout_writer(gate: FlowGate) -> PipeWriter | _StdoutWriter:
     loop = asyncio.get_running_loop()
     _widen_pipe(sys.stdout.fileno())
     try:
-        transport, protocol = await loop.connect_write_pipe(_FlowProtocol, sys.stdout.buffer)
+        transport, protocol = await loop.connect_write_pipe(
+            lambda: _FlowProtocol(gate), sys.stdout.buffer
+        )
     except (ValueError, OSError) as exc:
         logger.debug("stdout is not a pipe (%s): blocking writes", exc)
         return _StdoutWriter()
@@ -144,9 +148,10 @@ async def _read_message(reader: asyncio.StreamReader) -> bytes | None:
             length = int(value.strip())
 
 
-async def run_stdio(server: LanguageServer) -> int:
+async def run_stdio(server: LanguageServer, gate: FlowGate) -> int:
+    """Serve `server` on stdin/stdout; `gate` closes while the editor is behind."""
     protocol = server.protocol
-    writer = await _stdout_writer()
+    writer = await _stdout_writer(gate)
     protocol.set_writer(writer)  # type: ignore[arg-type]
     try:
         return await _serve(protocol, await _stdin_reader())
