@@ -98,6 +98,8 @@ class AgentSpec:
     # The options of its permission requests, per tool kind, as (optionId, name, kind), in the
     # agent's order: the editor must get every one.
     options: dict[str, tuple[tuple[str, str, str], ...]] = attrs.field(factory=dict)
+    # The stopReason of a turn whose edit the user rejected (Codex's reject aborts the turn).
+    rejected_stop: str = "end_turn"
 
     @property
     def script_dir(self) -> str:
@@ -163,9 +165,51 @@ def _qwen_home(url: str, home: Path) -> None:
     )
 
 
+def _codex_env(url: str, home: Path) -> dict[str, str]:
+    # Codex refuses to put its sandbox helper (codex-linux-sandbox, run inside bubblewrap) under
+    # the temporary directory, and HOME is under /tmp here: its own TMPDIR keeps CODEX_HOME out
+    # of it. Without the helper every sandboxed command fails.
+    (home / "tmp").mkdir(exist_ok=True)
+    return {
+        "OPENAI_API_KEY": "dummy",
+        "CODEX_HOME": str(home / ".codex"),
+        "TMPDIR": str(home / "tmp"),
+    }
+
+
+def _codex_home(url: str, home: Path) -> None:
+    # OPENAI_BASE_URL is ignored: a provider of its own points Codex at the model server.
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(
+        f"""model = "gpt-5.5"
+model_provider = "mock"
+
+[model_providers.mock]
+name = "mock"
+base_url = "{url}/v1"
+env_key = "OPENAI_API_KEY"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+""",
+        encoding="utf-8",
+    )
+
+
 def copilot_cache_env() -> dict[str, str]:
-    """For agents-b's Copilot spec: the unpack cache `make agents` filled."""
+    """The unpack cache `make agents` filled (Copilot unpacks ~235 MB there on first start)."""
     return {"COPILOT_CACHE_HOME": str(copilot_cache_home())}
+
+
+def _copilot_env(url: str, home: Path) -> dict[str, str]:
+    return copilot_cache_env() | {
+        "COPILOT_PROVIDER_BASE_URL": url + "/v1",
+        "COPILOT_PROVIDER_API_KEY": "dummy",
+        "COPILOT_MODEL": "gpt-4.1",
+        "COPILOT_OFFLINE": "true",
+        "COPILOT_AUTO_UPDATE": "false",
+    }
 
 
 _CLAUDE_OPTIONS = {
@@ -200,6 +244,23 @@ _QWEN_OPTIONS = {
         ("proceed_always_user", "Always Allow for user: printf *, rm *", "allow_always"),
         ("proceed_once", "Allow", "allow_once"),
         ("cancel", "Reject", "reject_once"),
+    ),
+}
+
+_CODEX_OPTIONS = {
+    "edit": (
+        ("approved", "Yes", "allow_once"),
+        ("abort", "No, provide feedback", "reject_once"),
+    ),
+    "execute": (
+        ("approved", "Yes, proceed", "allow_once"),
+        (
+            "approved-execpolicy-amendment",
+            "Yes, and don't ask again for commands that start with `/bin/bash -lc printf 'total"
+            " rounded\\n' > report.txt && rm legacy.txt && echo report-written`",
+            "allow_always",
+        ),
+        ("abort", "No, and tell Codex what to do differently", "reject_once"),
     ),
 }
 
@@ -247,6 +308,32 @@ AGENTS: dict[str, AgentSpec] = {
             writes_through_client=True,
             output_via="content",
             options=_QWEN_OPTIONS,
+        ),
+        AgentSpec(
+            "codex",
+            "codex",
+            (),
+            _codex_env,
+            _codex_home,
+            protocol=1,
+            # Its default mode `read-only` asks before an edit and before a command that asks to
+            # leave the sandbox (the scripts' `sandbox_permissions: require_escalated`).
+            auth_method="openai-api-key",
+            # A terminal it never sends output for (the output is only in rawOutput): acpls
+            # fills it from rawOutput.
+            output_via="terminal",
+            options=_CODEX_OPTIONS,
+            # Its only reject option is "No, and tell Codex what to do differently": the turn
+            # ends there, as cancelled, for the user to say what instead.
+            rejected_stop="cancelled",
+        ),
+        AgentSpec(
+            "copilot",
+            "copilot",
+            ("--acp",),
+            _copilot_env,
+            protocol=1,
+            output_via="content",
         ),
     )
 }

@@ -37,8 +37,10 @@ VARIANTS = [
     ("claude-v1", True),
     ("gemini", True),
     ("qwen", True),
+    ("codex", True),
     ("claude-v2", False),
     ("gemini", False),
+    ("codex", False),
 ]
 IDS = [f"{agent}-{'custom' if custom else 'generic'}" for agent, custom in VARIANTS]
 
@@ -228,7 +230,7 @@ async def test_edit_rejected_changes_nothing(
         run.open(run.shop)
         answers = Answers(run, "reject_once")
         result = await run.prompt("Round the total")
-        assert result["stopReason"] == "end_turn", run.log()
+        assert result["stopReason"] == spec.rejected_stop, run.log()
         run.editor_notices_disk()
         assert len(answers.asked) + len(answers.generic) == 1, run.log()
         assert file_text(run) == SHOP and disk_text(run.shop) == SHOP

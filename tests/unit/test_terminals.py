@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from acpls.translate.terminals import OutputBatch, TerminalState, TerminalStore
+from acpls.translate.terminals import OutputBatch, TerminalState, TerminalStore, raw_output_text
 
 S = "sess_1"
 T = "term_001"
@@ -809,6 +809,43 @@ def test_v1_meta_whole_claude_sequence(store: TerminalStore) -> None:
         }
     ]
     assert store.take_output() == [OutputBatch(S, "toolu_bash", "a.ts\r\nb.ts", False)]
+
+
+def test_codex_terminal_without_output_gets_the_raw_output(store: TerminalStore) -> None:
+    """codex-acp shows a terminal (`terminal_info`, `terminal_exit`) it never sends output for:
+    the command's output is only in the ended tool call's rawOutput, and goes there once."""
+    store.apply_v1_meta(S, "call_s2", {"terminal_info": {"terminal_id": "call_s2", "cwd": "/ws"}})
+    raw = {"stdout": "ok\n", "stderr": "", "aggregated_output": "ok\nwarn\n", "exit_code": 0}
+    assert store.fill_from_raw_output(S, "call_s2", raw)
+    assert pulled_text(store) == "ok\r\nwarn\r\n"
+    assert not store.fill_from_raw_output(S, "call_s2", raw)  # once
+    assert store.output_text(S, "call_s2") == "ok\r\nwarn\r\n"
+
+
+def test_raw_output_never_adds_to_a_terminal_that_had_output(store: TerminalStore) -> None:
+    store.apply_v1_meta(S, "toolu_1", {"terminal_output": {"terminal_id": "toolu_1", "data": "a"}})
+    assert not store.fill_from_raw_output(S, "toolu_1", {"stdout": "a"})
+    store.open_client_terminal(S, "client_1", tool_call_id="call_9")
+    assert not store.fill_from_raw_output(S, "call_9", {"stdout": "b"})  # acpls runs it
+    assert not store.fill_from_raw_output(S, "unknown", {"stdout": "c"})
+    assert store.output_text(S, "toolu_1") == "a" and store.output_text(S, "client_1") == ""
+
+
+@pytest.mark.parametrize(
+    ("raw", "text"),
+    [
+        ({"formatted_output": "f", "aggregated_output": "a", "stdout": "s"}, "f"),
+        ({"aggregated_output": "a", "stdout": "s"}, "a"),
+        ({"stdout": "s\n", "stderr": "e\n"}, "s\ne\n"),
+        ({"type": "shell_result", "output": "o"}, "o"),
+        ("plain", "plain"),
+        ({"exit_code": 1}, None),
+        (None, None),
+        ([1], None),
+    ],
+)
+def test_raw_output_text(raw: Any, text: str | None) -> None:
+    assert raw_output_text(raw) == text
 
 
 def test_v1_meta_without_terminal_id_uses_the_tool_call_id(store: TerminalStore) -> None:

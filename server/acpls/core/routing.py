@@ -142,6 +142,9 @@ class UpdateRouter:
             self.hub.terminals.set_tool_call(session.id, terminal_id, tool_call_id)
         if isinstance(meta, dict) and any(k.startswith("terminal_") for k in meta):
             self.hub.terminals.apply_v1_meta(session.id, tool_call_id, meta)
+        if state.get("status") in ("completed", "failed") and "rawOutput" in state:
+            # codex-acp shows a terminal it never sends output for: the output is in rawOutput.
+            self.hub.terminals.fill_from_raw_output(session.id, tool_call_id, state["rawOutput"])
         followed = self.hub.settings.follow_subagents or not is_subagent_tool_call(state)
         if applied.new_locations and session.top_level and followed:
             location = applied.new_locations[-1]

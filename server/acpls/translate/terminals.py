@@ -30,6 +30,12 @@ Where terminals come from:
   `terminalId` / `exitCode` are accepted for the snake-case keys, and a missing terminal id means
   the tool call's id (claude-agent-acp uses the tool call id as terminal id).
 
+  codex-acp 0.16 sends `terminal_info` and `terminal_exit` but never any output: the command's
+  output is only in the tool call's `rawOutput` (`formatted_output` / `aggregated_output` /
+  `stdout` + `stderr`). `fill_from_raw_output` puts that text into an agent terminal of the tool
+  call that has received no output at all, once, when the call ends, so the terminal does not
+  stay empty.
+
 Output handling: every chunk is appended as bytes; at each pull the bytes not sent yet are
 decoded with one incremental UTF-8 decoder per terminal (a code point split across chunks or
 pulls comes out whole) and passed through one `TerminalSanitizer` per terminal (an escape sequence
@@ -173,6 +179,7 @@ class _Output:
         "dropped",
         "limit",
         "rebuild",
+        "received",
         "reset",
         "sanitizer",
         "trim_to",
@@ -189,14 +196,17 @@ class _Output:
         self.dropped = 0  # bytes trimmed off the front, ever
         self.limit = limit
         self.trim_to = trim_to
+        self.received = False  # any output (even empty snapshot) ever came
 
     def append(self, chunk: bytes) -> None:
+        self.received = True
         self.data += chunk
         self.unsent += len(chunk)
         if len(self.data) > self.limit:
             self._trim()
 
     def replace(self, snapshot: bytes) -> None:
+        self.received = True
         self.data = bytearray(snapshot)
         self.dropped = 0  # a snapshot is the complete output: nothing before it was cut off
         self._start_reset()
@@ -516,6 +526,24 @@ class TerminalStore:
             signal=_str_or_none(signal, "terminal_exit.signal"),
         )
 
+    def fill_from_raw_output(self, session_id: str, tool_call_id: str, raw_output: Any) -> bool:
+        """An ended tool call's `rawOutput` text goes into each agent terminal it shows that got
+        no output of its own (codex-acp reports output only there); True if any was filled."""
+        text = raw_output_text(raw_output)
+        if not text:
+            return False
+        filled = False
+        for terminal in self._sessions.get(session_id, {}).values():
+            state = terminal.state
+            if state.tool_call_id != tool_call_id or state.owner != "agent":
+                continue
+            if terminal.out.received:
+                continue
+            terminal.out.append(_crlf(text).encode("utf-8", "replace"))
+            self._output_dirty.setdefault(terminal)
+            filled = True
+        return filled
+
     # -- queries --------------------------------------------------------------------------
 
     def state(self, session_id: str, terminal_id: str) -> TerminalState | None:
@@ -675,6 +703,29 @@ class TerminalStore:
             state.meta = meta
         else:
             logger.error("terminal %s: _meta must be an object; ignored", state.terminal_id)
+
+
+# Where agents put a finished command's output in `rawOutput`, best first: codex-acp's
+# `formatted_output` / `aggregated_output` (stdout and stderr interleaved), then separate
+# `stdout` / `stderr`, then a plain `output` (Qwen Code's `shell_result`).
+_RAW_OUTPUT_WHOLE = ("formatted_output", "aggregated_output")
+
+
+def raw_output_text(raw_output: Any) -> str | None:
+    """The command output a tool call's `rawOutput` holds, or None if it holds none."""
+    if isinstance(raw_output, str):
+        return raw_output
+    if not isinstance(raw_output, Mapping):
+        return None
+    for key in _RAW_OUTPUT_WHOLE:
+        value = raw_output.get(key)
+        if isinstance(value, str):
+            return value
+    parts = [raw_output.get(k) for k in ("stdout", "stderr")]
+    if any(isinstance(p, str) for p in parts):
+        return "".join(p for p in parts if isinstance(p, str))
+    output = raw_output.get("output")
+    return output if isinstance(output, str) else None
 
 
 def _crlf(text: str) -> str:
