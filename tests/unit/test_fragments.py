@@ -157,3 +157,66 @@ def test_placement_rules():
     assert isinstance(place_v1_diff("abc", "", "z"), Unplaced)  # an empty fragment is everywhere
     assert isinstance(place_v1_diff("x\na\nb\n", "a\n", "a\nb\n"), Unplaced)  # both found
     assert occurrences("aaa", "aa") == [0, 1]
+
+
+# -- CRLF files described with LF texts --------------------------------------------------------
+
+SHOP_CRLF = SHOP.replace("\n", "\r\n")
+
+
+def test_lf_fragment_of_a_crlf_file_is_placed_with_the_files_line_ends():
+    old, new = "def total(items):\n    return", "def total(items):\n    # sum\n    return"
+    placed = place_v1_diff(SHOP_CRLF, old, new)
+    assert isinstance(placed, Placement) and placed.when == "before"
+    assert placed.pre_image == SHOP_CRLF
+    assert placed.post_image == SHOP_CRLF.replace(
+        "def total(items):\r\n", "def total(items):\r\n    # sum\r\n"
+    )
+    assert "\n" not in placed.post_image.replace("\r\n", "")
+
+
+def test_lf_whole_file_of_a_crlf_file_already_written_is_placed_after():
+    new = SHOP.replace("item.cost", "item.price")
+    placed = place_v1_diff(new.replace("\n", "\r\n"), SHOP, new)
+    assert isinstance(placed, Placement) and placed.when == "after" and placed.whole_file
+    assert placed.pre_image == SHOP_CRLF
+
+
+def test_crlf_fragment_is_taken_as_it_is_and_mixed_texts_are_not_converted():
+    old = "    return item.cost\r\n"
+    placed = place_v1_diff(SHOP_CRLF, old, "    return item.price\r\n")
+    assert isinstance(placed, Placement) and placed.post_image.count("\r\n") == 5
+    # A text with a CR of its own is the agent's exact bytes: never converted.
+    assert isinstance(place_v1_diff(SHOP_CRLF, "def price(item):\n\r", "x"), Unplaced)
+
+
+def test_lf_file_is_never_searched_with_crlf():
+    assert isinstance(place_v1_diff(SHOP, "cost\r\n", "price\r\n"), Unplaced)
+
+
+@settings(max_examples=200, deadline=None)
+@given(FILES, st.data(), NEW_TEXTS)
+def test_crlf_placement_preserves_everything_outside_the_fragment(text, data, new):
+    assume("\r\n" in text)
+    lines = text.splitlines(keepends=True)
+    line = data.draw(st.integers(0, len(lines) - 1))
+    old_lf = lines[line].replace("\r\n", "\n")
+    new = new.replace("\r", "")
+    assume(old_lf not in text and not (new and new in text))  # else placed as the texts are
+    placed = place_v1_diff(text, old_lf, new)
+    if isinstance(placed, Unplaced):
+        return  # ambiguous or not found: nothing is made from it
+    assert placed.pre_image == text
+    if placed.when == "before" and not placed.whole_file:
+        # The CRLF line replaced by the new text with CRLF line ends, the rest byte for byte.
+        start = placed.start
+        assert (
+            placed.post_image
+            == text[:start] + new.replace("\n", "\r\n") + text[start + len(lines[line]) :]
+        )
+
+
+def test_preview_of_an_lf_fragment_in_a_crlf_file_keeps_the_files_line_ends():
+    result = preview(SHOP_CRLF, "    return item.cost\n", "    return item.price\n")
+    assert result.problems == []
+    assert applied(result, SHOP_CRLF) == SHOP_CRLF.replace("item.cost", "item.price")

@@ -14,6 +14,12 @@ before anything is made from it (editor contract section 6):
 - anything else (neither found, either found more than once, both found): the diff cannot be
   placed, and nothing (no preview edit, no review baseline, no write) is made from it.
 
+A file with CRLF line ends is often described with LF-only texts (agents normalise what they
+read, and write the file's own line ends back). When every line of the file ends in `\r\n` and
+neither diff text has a `\r`, both texts are read with the file's line ends before they are
+placed; a diff that still cannot be placed stays unplaced, as above. A file with mixed line ends
+is never converted.
+
 Occurrences are counted overlapping (`aa` occurs twice in `aaa`), and an empty text is never
 placed by search (it occurs everywhere), only by the whole-file comparison.
 
@@ -65,6 +71,31 @@ def occurrences(text: str, needle: str, limit: int = 2) -> list[int]:
 
 def place_v1_diff(current: str, old_text: str, new_text: str) -> Placement | Unplaced:
     """Place a v1 diff's texts in the file's current text (see the module docstring)."""
+    placed = _place(current, old_text, new_text)
+    if isinstance(placed, Unplaced) and _describes_crlf_with_lf(current, old_text, new_text):
+        crlf = _place(current, _to_crlf(old_text), _to_crlf(new_text))
+        if isinstance(crlf, Placement):
+            return crlf
+    return placed
+
+
+def _describes_crlf_with_lf(current: str, old_text: str, new_text: str) -> bool:
+    """A file whose every line ends in CRLF, and texts with no CR at all, neither of them in the
+    file as it is. A file with mixed line ends is never converted: its LF lines may be
+    exactly what the agent wrote."""
+    if "\r" in old_text or "\r" in new_text or not old_text:
+        return False
+    if old_text in current or (new_text and new_text in current):
+        return False
+    crlf = current.count("\r\n")
+    return crlf > 0 and crlf == current.count("\n")
+
+
+def _to_crlf(text: str) -> str:
+    return text.replace("\n", "\r\n")
+
+
+def _place(current: str, old_text: str, new_text: str) -> Placement | Unplaced:
     if current == old_text:
         return Placement("before", current, new_text, 0, whole_file=True)
     if current == new_text:
