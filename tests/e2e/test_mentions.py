@@ -13,7 +13,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from tests.e2e.conftest import agent_log, command, scripted, start
+from tests.e2e.conftest import agent_log, command, notifications, scripted, start
 from tests.schema import validate_client_message
 
 ON_DISK = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
@@ -284,6 +284,9 @@ async def test_images_from_a_file_and_pasted(client, workspace, tmp_path, protoc
         "uri": shot.as_uri(),
     }
     assert pasted == {"type": "image", "data": data, "mimeType": "image/png"}
+    # Front ends learn it from acpls/agentStatus, to refuse a pasted image at once.
+    running = [n for n in notifications(client, "acpls/agentStatus") if n["state"] == "running"]
+    assert running[-1]["images"] is True
 
 
 @pytest.mark.parametrize("protocol", [1, 2])
@@ -303,6 +306,8 @@ async def test_an_agent_without_images_gets_none_and_the_user_is_told(
         )
     assert "does not accept images (its promptCapabilities.image is off)" in str(raised.value)
     assert prompts(log, protocol) == []
+    running = [n for n in notifications(client, "acpls/agentStatus") if n["state"] == "running"]
+    assert running[-1]["images"] is False
 
 
 async def test_an_image_over_the_limit_is_refused(client, workspace, tmp_path):

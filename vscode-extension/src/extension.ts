@@ -5,6 +5,7 @@
 import { AuthController } from "./auth";
 import * as path from "node:path";
 import * as vscode from "vscode";
+import { MentionSource } from "./mentions";
 import { checkAgents } from "./agentCheck";
 import { chooseAgent } from "./agents";
 import { pickCheckpoint } from "./checkpoints";
@@ -39,7 +40,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<Api> {
   const review = new ReviewController(client, docs);
   const status = new StatusController(client);
   const questions: QuestionController = new QuestionController(client, (): Promise<void> => panel.showQuestions());
-  const panel: AgentPanel = new AgentPanel(context, client, terminals, docs, permissions, questions);
+  const mentions = new MentionSource(client, terminals);
+  context.subscriptions.push(mentions);
+  const panel: AgentPanel = new AgentPanel(context, client, terminals, docs, permissions, questions, mentions);
   status.onDidChangeAgent((agent) => panel.setAgent(agent));
   panel.onUsage((text) => status.setUsage(text));
   permissions.onDidChangePending((waiting) => status.setPendingPermissions(waiting.length));

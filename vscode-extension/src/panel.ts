@@ -7,14 +7,16 @@ import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
 import type { AcplsClient } from "./client";
 import { addLocalPrompt, addTurnEnd, ConversationStore } from "./model/conversation";
-import { type AgentInfo, type ContextChip, type HostToPanel, isPanelMessage, type PanelPrompt, type PanelQuestion, type PanelToHost, type SessionChoice } from "./model/panelMessages";
+import { type AgentInfo, type EditorContext, type HostToPanel, isPanelMessage, type PanelPrompt, type PanelQuestion, type PanelToHost, type SessionChoice } from "./model/panelMessages";
+import { type Attachment, base64Size, iconOf, imageProblem, promptAttachments, sizeLabel } from "./model/mentions";
+import type { MentionSource } from "./mentions";
 import { optionLabel, permissionMessage, previewFiles, toolCallDiffs } from "./model/permission";
 import { safeHref } from "./model/markdown";
 import { type PermissionController, type VirtualDocuments, type WaitingPrompt, showProposedDiffs } from "./permissions";
 import type { QuestionController, WaitingQuestion } from "./questions";
 import { tokensText, UsageWarnings, usageText } from "./model/usage";
 import { PromptQueue } from "./model/queue";
-import type { ListedSession, PromptContext, RequestPermissionParams, SessionOffers, SessionUpdate, SessionUpdateParams } from "./protocol";
+import type { ListedSession, RequestPermissionParams, SessionOffers, SessionUpdate, SessionUpdateParams } from "./protocol";
 import { type SessionAction, sessionActions, sessionPick } from "./model/sessions";
 import type { TerminalController } from "./terminals";
 import { restoreCheckpoint } from "./checkpoints";
@@ -26,14 +28,14 @@ const BATCH_MS = 16;
 export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable {
   static readonly viewId = "acpls.agent";
   readonly store = new ConversationStore();
-  private readonly queue = new PromptQueue<PromptContext>();
+  private readonly queue = new PromptQueue<Attachment>();
   private holdQueue = false;
   private view: vscode.WebviewView | undefined;
   private ready = false;
   private outbox: { sessionId: string; updates: SessionUpdate[] } | undefined;
   private flushTimer: NodeJS.Timeout | undefined;
   private busy = false;
-  private chips: ContextChip[] = [];
+  private attachments: Attachment[] = [];
   private agent: AgentInfo | undefined;
   private readonly busyListeners: ((busy: boolean) => void)[] = [];
   private readonly usageListeners: ((text: string | undefined) => void)[] = [];
@@ -47,6 +49,7 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
     private readonly docs: VirtualDocuments,
     private readonly permissions: PermissionController,
     private readonly questions: QuestionController,
+    private readonly mentions: MentionSource,
   ) {
     client.onNotification("acpls/sessionUpdate", (params) => this.onUpdate(params as SessionUpdateParams));
     permissions.onDidChangePending((waiting) => this.post({ type: "permissions", prompts: panelPrompts(waiting) }));
@@ -139,8 +142,9 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
       busy: this.busy,
       agent: this.agent,
       history: this.context.globalState.get<string[]>(HISTORY_KEY, []),
+      maxImageBytes: this.maxImageBytes(),
     });
-    this.post({ type: "context", chips: this.chips });
+    this.postChips();
     this.post({ type: "permissions", prompts: panelPrompts(this.permissions.waitingPrompts()) });
     this.post({ type: "questions", questions: panelQuestions(this.questions.waitingQuestions()) });
   }
@@ -196,20 +200,52 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
   }
 
   /** Attaches an editor selection as context for the next prompt. */
-  async addContext(chip: ContextChip): Promise<void> {
-    if (!this.chips.some((c) => c.uri === chip.uri && JSON.stringify(c.range) === JSON.stringify(chip.range))) this.chips.push(chip);
+  async addContext(chip: EditorContext): Promise<void> {
+    const context = chip.range === undefined ? { uri: chip.uri } : { uri: chip.uri, range: chip.range };
+    if (!this.attachments.some((a) => JSON.stringify(a.context) === JSON.stringify(context))) {
+      this.attachments.push({ label: chip.label, title: chip.uri, icon: "file-code", context });
+    }
     await this.reveal();
-    this.post({ type: "context", chips: this.chips });
+    this.postChips();
+  }
+
+  /** Attaches something for the next prompt (a mention, an image) and shows its chip. */
+  attach(attachment: Attachment): void {
+    const same = (a: Attachment): boolean => (a.token !== undefined && a.token === attachment.token) || (a.mention !== undefined && JSON.stringify(a.mention) === JSON.stringify(attachment.mention));
+    const at = this.attachments.findIndex(same);
+    if (at >= 0) this.attachments[at] = attachment;
+    else this.attachments.push(attachment);
+    this.postChips();
+  }
+
+  private postChips(): void {
+    this.post({ type: "context", chips: this.attachments.map(({ label, title, icon }) => ({ label, title, icon })) });
+  }
+
+  private maxImageBytes(): number {
+    return vscode.workspace.getConfiguration("acpls").get<number>("context.maxImageBytes", 5 * 1024 * 1024);
+  }
+
+  /** An image pasted or dropped in the panel: checked (an image, that the agent takes images, the
+   * size limit) and shown as a chip; it goes with the next prompt as an image mention. */
+  private attachImage(name: string, mimeType: string, data: string): void {
+    const size = base64Size(data);
+    const problem = imageProblem(name, mimeType, size, this.maxImageBytes(), this.agent?.images);
+    if (problem !== undefined) {
+      this.post({ type: "error", message: problem });
+      return;
+    }
+    this.attach({ label: `${name} (${sizeLabel(size)})`, title: `${name}, ${mimeType}, ${size.toLocaleString("en-US")} bytes`, icon: iconOf("image"), mention: { type: "image", data, mimeType } });
   }
 
   /** Sends a prompt in the shown session (creating one when there is none). */
   /** Sends a prompt; while a turn runs it is queued instead (shown in the panel, editable,
    * removable, or steered into the running turn where the agent allows) and sent when it ends. */
-  async prompt(text: string, queued?: PromptContext[]): Promise<void> {
+  async prompt(text: string, queued?: Attachment[]): Promise<void> {
     if (text.trim() === "") return;
-    const context = queued ?? this.takeChips();
+    const attached = queued ?? this.takeChips();
     if (this.busy) {
-      this.queue.add(text, context);
+      this.queue.add(text, attached);
       this.postQueue();
       return;
     }
@@ -224,7 +260,13 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
       }
       addLocalPrompt(this.store.session(sessionId), text);
       this.post({ type: "localPrompt", sessionId, text });
-      const result = await this.client.command("acpls.prompt", { sessionId, text, ...(context.length > 0 ? { context } : {}) });
+      const { context, mentions } = promptAttachments(text, attached);
+      const result = await this.client.command("acpls.prompt", {
+        sessionId,
+        text,
+        ...(context.length > 0 ? { context } : {}),
+        ...(mentions.length > 0 ? { mentions } : {}),
+      });
       this.flush();
       const tokens = tokensText(result.usage);
       addTurnEnd(this.store.session(result.sessionId), result.stopReason, undefined, tokens);
@@ -248,13 +290,13 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
     }
   }
 
-  private takeChips(): PromptContext[] {
-    const context = this.chips.map((c) => (c.range === undefined ? { uri: c.uri } : { uri: c.uri, range: c.range }));
-    if (this.chips.length > 0) {
-      this.chips = [];
-      this.post({ type: "context", chips: [] });
+  private takeChips(): Attachment[] {
+    const taken = this.attachments;
+    if (taken.length > 0) {
+      this.attachments = [];
+      this.postChips();
     }
-    return context;
+    return taken;
   }
 
   private postQueue(): void {
@@ -268,13 +310,23 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
     if (item === undefined) return;
     this.postQueue();
     if (action === "edit") this.post({ type: "focusPrompt", text: item.text });
+    if (action === "edit") {
+      for (const a of item.context) this.attach(a);
+    }
     if (action !== "steer") return;
+    const { context, mentions } = promptAttachments(item.text, item.context);
+    if (mentions.length > 0) {
+      this.queue.add(item.text, item.context);
+      this.postQueue();
+      this.post({ type: "error", message: "A prompt with mentions or images cannot steer the running turn: it is sent when the turn ends." });
+      return;
+    }
     try {
       const sessionId = this.store.current;
       const steered = await this.client.command("acpls.steer", {
         ...(sessionId === undefined ? {} : { sessionId }),
         text: item.text,
-        ...(item.context.length > 0 ? { context: item.context } : {}),
+        ...(context.length > 0 ? { context } : {}),
       });
       if (steered.outcome === "promptRequired") {
         await this.prompt(item.text, item.context); // the turn had ended: an ordinary prompt
@@ -451,8 +503,29 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
           .catch((e: unknown) => this.post({ type: "error", message: String(e) }));
         break;
       case "removeContext":
-        this.chips.splice(message.index, 1);
-        this.post({ type: "context", chips: this.chips });
+        this.attachments.splice(message.index, 1);
+        this.postChips();
+        break;
+      case "mentionQuery": {
+        const items = await this.mentions.items(message.prefix, this.store.current);
+        this.post({ type: "mentionItems", seq: message.seq, items });
+        break;
+      }
+      case "pickMention": {
+        const picked = this.mentions.resolve(message.id);
+        if (typeof picked === "string") this.post({ type: "error", message: picked });
+        else this.attach(picked);
+        break;
+      }
+      case "attachImage":
+        this.attachImage(message.name, message.mimeType, message.data);
+        break;
+      case "attachDropped":
+        for (const a of this.mentions.dropped(message.uris)) {
+          if (a.mention?.type === "image" && this.agent?.images === false) {
+            this.post({ type: "error", message: `The agent does not accept images (its promptCapabilities.image is off): ${a.label} was not attached.` });
+          } else this.attach(a);
+        }
         break;
       case "openLocation":
         await openLocation(message.path, message.line);

@@ -272,6 +272,7 @@ export const checkAgentStatusParams = object({
   agentInfo: optional(object({ name: str, version: optional(str), title: optional(str) })),
   message: optional(str),
   canSteer: optional(bool),
+  images: optional(bool),
 });
 export type AgentStatusParams = ReturnType<typeof checkAgentStatusParams>;
 export const AgentStatusNotification = new NotificationType<AgentStatusParams>("acpls/agentStatus");
@@ -383,6 +384,7 @@ export const Commands = {
   restoreCheckpoint: "acpls.restoreCheckpoint",
   checkpointDiff: "acpls.checkpointDiff",
   continueFromCheckpoint: "acpls.continueFromCheckpoint",
+  mentionCandidates: "acpls.mentionCandidates",
 } as const;
 
 /** One checkpoint of `acpls.checkpoints` (protocol.md section 8). */
@@ -399,6 +401,20 @@ export type RestoreResult = { restored: string[]; skipped: { path: string; reaso
 export type ContinueResult = { sessionId: string; via: string; prompt: string };
 
 export type PromptContext = { uri: string; range?: Range };
+
+/** One `acpls.prompt` mention (protocol.md section 3.2): each becomes one ACP content block. */
+export type Mention =
+  | { type: "file"; uri: string; range?: Range }
+  | { type: "selection"; uri: string; range: Range }
+  | { type: "symbol"; name: string; uri: string; range: Range }
+  | { type: "diagnostics"; diagnostics: { uri: string; diagnostic: JsonObject }[] }
+  | { type: "terminal"; terminalId: string; sessionId?: string }
+  | { type: "session"; sessionId: string }
+  | { type: "image"; data: string; mimeType: string }
+  | { type: "image"; path: string };
+
+/** One `acpls.mentionCandidates` item: a workspace file or an open session. */
+export type MentionCandidate = { type: "file"; label: string; uri: string } | { type: "session"; label: string; sessionId: string };
 
 /** One agent checked by `acpls.checkAgents` (protocol.md section 3). */
 export type AgentCheck = {
@@ -441,7 +457,10 @@ export type InstallResult = { agent: string; command: string[]; kind: string; in
 /** Argument and result of each command, as section 3 lists them. */
 export interface CommandSignatures {
   "acpls.newSession": [{ cwd?: string }, { sessionId: string }];
-  "acpls.prompt": [{ sessionId?: string; text: string; context?: PromptContext[] }, { sessionId: string; stopReason: string; usage?: JsonObject }];
+  "acpls.prompt": [
+    { sessionId?: string; text: string; context?: PromptContext[]; mentions?: Mention[] },
+    { sessionId: string; stopReason: string; usage?: JsonObject },
+  ];
   "acpls.cancel": [{ sessionId?: string }, null];
   "acpls.setFollow": [{ enabled: boolean }, { enabled: boolean }];
   "acpls.setMode": [{ sessionId?: string; modeId: string }, null];
@@ -472,6 +491,7 @@ export interface CommandSignatures {
   "acpls.restoreCheckpoint": [{ id: string; preview?: boolean; includeUnsaved?: string[] }, RestoreResult];
   "acpls.checkpointDiff": [{ id: string }, { files: { path: string; status: string; diff: string }[] }];
   "acpls.continueFromCheckpoint": [{ id: string }, ContinueResult];
+  "acpls.mentionCandidates": [{ query?: string; limit?: number }, { items: MentionCandidate[] }];
 }
 export type CommandId = keyof CommandSignatures;
 export type CommandArgs<C extends CommandId> = CommandSignatures[C][0];
@@ -533,6 +553,9 @@ export const COMMAND_RESULTS = {
   "acpls.checkpoints": arrayOf(object({ id: str, sessionId: nullable(str), turn: nullable(num), prompt: str, time: str, files: arrayOf(str) })),
   "acpls.restoreCheckpoint": object({ restored: arrayOf(str), skipped: arrayOf(object({ path: str, reason: str })), checkpoint: str, prompt: str }),
   "acpls.continueFromCheckpoint": object({ sessionId: str, via: str, prompt: str }),
+  "acpls.mentionCandidates": object({
+    items: arrayOf(object({ type: str, label: str, uri: optional(str), sessionId: optional(str) })),
+  }),
 } as const satisfies Partial<Record<CommandId, Check<unknown>>>;
 
 export { ProtocolError, isObject };

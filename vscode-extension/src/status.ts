@@ -9,7 +9,13 @@ import type { AgentInfo } from "./model/panelMessages";
 
 export function agentInfo(status: AgentStatusParams): AgentInfo {
   const name = status.agentInfo?.title ?? status.agentInfo?.name ?? status.agent ?? "agent";
-  return { state: status.state, label: name, message: status.message, ...(status.canSteer === true ? { canSteer: true } : {}) };
+  return {
+    state: status.state,
+    label: name,
+    message: status.message,
+    ...(status.canSteer === true ? { canSteer: true } : {}),
+    ...(status.images !== undefined ? { images: status.images } : {}),
+  };
 }
 
 export class StatusController implements vscode.Disposable {

@@ -140,6 +140,16 @@ export class TerminalController implements vscode.Disposable {
     return false;
   }
 
+  /** The agent terminals of a session (for `@terminal` mentions), in the order they started. */
+  list(sessionId: string | undefined): { terminalId: string; command?: string }[] {
+    const out: { terminalId: string; command?: string }[] = [];
+    for (const agent of this.terminals.values()) {
+      if (sessionId !== undefined && !agent.key.startsWith(`${sessionId}\u0000`)) continue;
+      out.push({ terminalId: agent.terminalId, ...(agent.command !== undefined ? { command: agent.command } : {}) });
+    }
+    return out;
+  }
+
   dispose(): void {
     for (const agent of this.terminals.values()) {
       agent.terminal?.dispose();

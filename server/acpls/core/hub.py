@@ -237,6 +237,7 @@ class Hub:
                 agentInfo=(conn.agent_info or None) if conn and state == "running" else None,
                 message=message,
                 canSteer=conn.can_steer if conn and state == "running" else None,
+                images=conn.prompt_capability("image") if conn and state == "running" else None,
             ),
         )
 

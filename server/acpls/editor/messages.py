@@ -101,6 +101,9 @@ class AgentStatusParams:
     message: str | None = None
     # The running agent takes `acpls.steer` (else the front ends only queue).
     canSteer: bool | None = None
+    # The running agent takes images in prompts (its promptCapabilities.image), so front ends
+    # can refuse a pasted image at once instead of at send time.
+    images: bool | None = None
 
 
 @attrs.define(kw_only=True)

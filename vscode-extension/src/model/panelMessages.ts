@@ -4,15 +4,20 @@
 
 import type { SessionUpdate } from "../protocol";
 import type { SessionView } from "./conversation";
+import type { MentionItem } from "./mentions";
 import type { FieldValues, FormField } from "./question";
 
 export type SessionChoice = { sessionId: string; title?: string; active?: boolean };
 
-export type AgentInfo = { state: string; label: string; message?: string; canSteer?: boolean };
+export type AgentInfo = { state: string; label: string; message?: string; canSteer?: boolean; images?: boolean };
 /** A prompt waiting for the running turn to end. */
 export type PanelQueued = { id: number; text: string };
 
-export type ContextChip = { uri: string; label: string; range?: { start: { line: number; character: number }; end: { line: number; character: number } } };
+/** An editor selection (or file) attached as context for the next prompt. */
+export type EditorContext = { uri: string; label: string; range?: { start: { line: number; character: number }; end: { line: number; character: number } } };
+
+/** A chip above the prompt box: context, a mention or an image. */
+export type ContextChip = { label: string; title: string; icon: string };
 
 /** A permission prompt the panel shows with one button per option. */
 export type PanelPrompt = {
@@ -27,7 +32,8 @@ export type PanelPrompt = {
 export type PanelQuestion = { key: string; mode: string; message: string; url?: string; fields: FormField[] };
 
 export type HostToPanel =
-  | { type: "snapshot"; session: SessionView | undefined; sessions: SessionChoice[]; busy: boolean; agent: AgentInfo | undefined; history: string[] }
+  | { type: "snapshot"; session: SessionView | undefined; sessions: SessionChoice[]; busy: boolean; agent: AgentInfo | undefined; history: string[]; maxImageBytes: number }
+  | { type: "mentionItems"; seq: number; items: MentionItem[] }
   | { type: "updates"; sessionId: string; updates: SessionUpdate[] }
   | { type: "localPrompt"; sessionId: string; text: string }
   | { type: "turnEnd"; sessionId: string; stopReason: string; error?: string; tokens?: string }
@@ -60,7 +66,11 @@ export type PanelToHost =
   | { type: "restoreCheckpoint"; itemId: string }
   | { type: "answerQuestion"; key: string; action: "accept" | "decline" | "cancel"; values?: FieldValues }
   | { type: "openQuestionUrl"; key: string }
-  | { type: "queued"; id: number; action: "edit" | "remove" | "steer" };
+  | { type: "queued"; id: number; action: "edit" | "remove" | "steer" }
+  | { type: "mentionQuery"; seq: number; prefix: string }
+  | { type: "pickMention"; id: string }
+  | { type: "attachImage"; name: string; mimeType: string; data: string }
+  | { type: "attachDropped"; uris: string[] };
 
 /** A webview message is untrusted input: only known types with the right fields pass. */
 export function isPanelMessage(value: unknown): value is PanelToHost {
@@ -104,6 +114,14 @@ export function isPanelMessage(value: unknown): value is PanelToHost {
       );
     case "openQuestionUrl":
       return typeof m.key === "string";
+    case "mentionQuery":
+      return typeof m.seq === "number" && typeof m.prefix === "string";
+    case "pickMention":
+      return typeof m.id === "string";
+    case "attachImage":
+      return typeof m.name === "string" && typeof m.mimeType === "string" && typeof m.data === "string" && /^[A-Za-z0-9+/]*={0,2}$/.test(m.data);
+    case "attachDropped":
+      return Array.isArray(m.uris) && m.uris.every((u) => typeof u === "string");
     default:
       return false;
   }

@@ -26,6 +26,7 @@ import type { FieldValues, FormField } from "../model/question";
 import { usageFraction, usageText, WARN_AT } from "../model/usage";
 import { lineStats } from "../model/permission";
 import { acceptSlash, completeSlash, slashQuery } from "../model/slash";
+import { acceptMention, droppedUris, imageProblem, imageTypeOf, type MentionItem, mentionQuery } from "../model/mentions";
 import type { AvailableCommand, ConfigOption, ConfigSelectGroup, ConfigSelectOption } from "../protocol";
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
@@ -82,7 +83,11 @@ const planBox = el("div", "plan");
 const log = el("div", "log");
 log.setAttribute("role", "log");
 log.setAttribute("aria-live", "polite");
-const emptyHint = el("div", "empty", "Ask the agent anything. Enter sends, Shift+Enter adds a line, ↑ recalls earlier prompts, / lists the agent's commands.");
+const emptyHint = el(
+  "div",
+  "empty",
+  "Ask the agent anything. Enter sends, Shift+Enter adds a line, ↑ recalls earlier prompts, / lists the agent's commands, @ mentions a file, symbol, @selection, @diagnostics, a terminal or a session; paste or drop an image.",
+);
 const promptsBox = el("div", "permission-prompts");
 promptsBox.setAttribute("role", "region");
 promptsBox.setAttribute("aria-label", "Permission prompts");
@@ -486,7 +491,16 @@ sessionSelect.addEventListener("change", () => {
 // Composer: prompt box, history, slash completion, context chips
 
 let shown: AvailableCommand[] = [];
+let mentionShown: MentionItem[] = [];
+let completing: "slash" | "mention" = "slash";
+let mentionSeq = 0;
+let mentionTimer: number | undefined;
+let maxImageBytes = 5 * 1024 * 1024;
 let selected = 0;
+
+function completionCount(): number {
+  return completing === "slash" ? shown.length : mentionShown.length;
+}
 
 function submit(): void {
   const text = prompt.value;
@@ -501,10 +515,21 @@ function submit(): void {
 function closeCompletions(): void {
   completions.hidden = true;
   shown = [];
+  mentionShown = [];
+  mentionSeq += 1; // an answer still on its way is stale
 }
 
 function updateCompletions(): void {
   const query = slashQuery(prompt.value, prompt.selectionStart);
+  if (query === undefined) {
+    const mention = mentionQuery(prompt.value, prompt.selectionStart);
+    if (mention !== undefined) {
+      askMentions(mention.prefix);
+      return;
+    }
+  }
+  completing = "slash";
+  mentionShown = [];
   shown = query === undefined ? [] : completeSlash(session?.commands ?? [], query.prefix);
   if (shown.length === 0) {
     closeCompletions();
@@ -527,7 +552,58 @@ function updateCompletions(): void {
   completions.hidden = false;
 }
 
+/** Asks the host for the items of `@prefix` (files and sessions come from the server, symbols from
+ * the language servers), a moment after the last key. */
+function askMentions(prefix: string): void {
+  if (mentionTimer !== undefined) clearTimeout(mentionTimer);
+  const seq = ++mentionSeq;
+  mentionTimer = window.setTimeout(() => send({ type: "mentionQuery", seq, prefix }), 60);
+}
+
+function showMentions(seq: number, items: MentionItem[]): void {
+  if (seq !== mentionSeq || mentionQuery(prompt.value, prompt.selectionStart) === undefined) return;
+  completing = "mention";
+  shown = [];
+  mentionShown = items;
+  if (items.length === 0) {
+    completions.hidden = true;
+    return;
+  }
+  selected = Math.min(selected, items.length - 1);
+  renderMentionList();
+}
+
+function renderMentionList(): void {
+  completions.replaceChildren(
+    ...mentionShown.map((item, index) => {
+      const li = el("li", index === selected ? "selected mention" : "mention");
+      li.setAttribute("role", "option");
+      li.dataset.kind = item.kind;
+      li.append(icon(item.kind === "file" ? "file" : item.kind === "symbol" ? "symbol-method" : item.kind === "selection" ? "selection" : item.kind === "diagnostics" ? "warning" : item.kind === "terminal" ? "terminal" : "comment-discussion"));
+      li.append(el("span", "name", item.label), el("span", "description", item.detail ?? ""));
+      li.addEventListener("mousedown", (event) => {
+        event.preventDefault();
+        selected = index;
+        acceptCompletion();
+      });
+      return li;
+    }),
+  );
+  completions.hidden = false;
+}
+
 function acceptCompletion(): void {
+  if (completing === "mention") {
+    const query = mentionQuery(prompt.value, prompt.selectionStart);
+    const item = mentionShown[selected];
+    if (query === undefined || item === undefined) return;
+    const result = acceptMention(prompt.value, query, item.token);
+    prompt.value = result.text;
+    prompt.setSelectionRange(result.caret, result.caret);
+    closeCompletions();
+    send({ type: "pickMention", id: item.id });
+    return;
+  }
   const query = slashQuery(prompt.value, prompt.selectionStart);
   const command = shown[selected];
   if (query === undefined || command === undefined) return;
@@ -544,15 +620,17 @@ prompt.addEventListener("input", () => {
 
 prompt.addEventListener("keydown", (event) => {
   if (event.isComposing) return;
-  if (!completions.hidden && shown.length > 0) {
+  if (!completions.hidden && completionCount() > 0) {
     if (event.key === "ArrowDown" || event.key === "ArrowUp") {
       event.preventDefault();
-      selected = (selected + (event.key === "ArrowDown" ? 1 : shown.length - 1)) % shown.length;
-      updateCompletions();
+      const count = completionCount();
+      selected = (selected + (event.key === "ArrowDown" ? 1 : count - 1)) % count;
+      if (completing === "mention") renderMentionList();
+      else updateCompletions();
       return;
     }
     const query = slashQuery(prompt.value, prompt.selectionStart);
-    const complete = query !== undefined && shown[selected]?.name === query.prefix;
+    const complete = completing === "slash" && query !== undefined && shown[selected]?.name === query.prefix;
     if (event.key === "Tab" || (event.key === "Enter" && !event.shiftKey && !complete)) {
       event.preventDefault();
       acceptCompletion();
@@ -609,13 +687,65 @@ function renderChips(chips: ContextChip[]): void {
   chipsBox.replaceChildren(
     ...chips.map((chip, index) => {
       const span = el("span", "chip");
-      span.title = chip.uri;
-      span.append(icon("file-code"), el("span", undefined, chip.label), button("close", "Remove", () => send({ type: "removeContext", index })));
+      span.title = chip.title;
+      span.append(icon(chip.icon), el("span", "chip-label", chip.label), button("close", "Remove", () => send({ type: "removeContext", index })));
       return span;
     }),
   );
   chipsBox.hidden = chips.length === 0;
 }
+
+// ---------------------------------------------------------------------------------------------------
+// Images: pasted into the prompt box or dropped on the panel, checked here (type, the agent takes
+// images, size) before they are read, and again by the host.
+
+function attachImageFile(file: File): void {
+  const mimeType = file.type !== "" ? file.type : (imageTypeOf(file.name) ?? "");
+  const name = file.name !== "" ? file.name : `pasted.${mimeType.split("/")[1] ?? "png"}`;
+  const problem = imageProblem(name, mimeType, file.size, maxImageBytes, agent?.images);
+  if (problem !== undefined) {
+    showError(problem);
+    return;
+  }
+  const reader = new FileReader();
+  reader.addEventListener("load", () => {
+    const url = typeof reader.result === "string" ? reader.result : "";
+    const data = url.slice(url.indexOf(",") + 1);
+    send({ type: "attachImage", name, mimeType, data });
+  });
+  reader.addEventListener("error", () => showError(`Could not read ${name}.`));
+  reader.readAsDataURL(file);
+}
+
+function imageFiles(list: FileList | null | undefined): File[] {
+  return [...(list ?? [])].filter((f) => f.type.startsWith("image/") || imageTypeOf(f.name) !== undefined);
+}
+
+prompt.addEventListener("paste", (event) => {
+  const files = imageFiles(event.clipboardData?.files);
+  if (files.length === 0) return; // text pastes as usual
+  event.preventDefault();
+  for (const file of files) attachImageFile(file);
+});
+
+app.addEventListener("dragover", (event) => {
+  event.preventDefault();
+  if (event.dataTransfer !== null) event.dataTransfer.dropEffect = "copy";
+});
+
+app.addEventListener("drop", (event) => {
+  event.preventDefault();
+  const transfer = event.dataTransfer;
+  if (transfer === null) return;
+  const files = [...transfer.files];
+  const images = imageFiles(transfer.files);
+  for (const file of images) attachImageFile(file);
+  for (const file of files) if (!images.includes(file)) showError(`${file.name} is not an image: drop files from the explorer with Shift held, or mention them with @.`);
+  if (files.length > 0) return;
+  // From VS Code's explorer (Shift+drop): URIs of workspace files.
+  const uris = droppedUris(transfer.getData("text/uri-list"), transfer.getData("application/vnd.code.uri-list"));
+  if (uris.length > 0) send({ type: "attachDropped", uris });
+});
 
 /** The agent's waiting permission prompts, one button per option, in the agent's order. */
 function renderPrompts(prompts: PanelPrompt[]): void {
@@ -800,6 +930,7 @@ window.addEventListener("message", (event: MessageEvent<HostToPanel>) => {
       sessions = message.sessions;
       agent = message.agent;
       history = new PromptHistory(message.history);
+      maxImageBytes = message.maxImageBytes;
       setBusy(message.busy);
       renderAll();
       break;
@@ -835,6 +966,9 @@ window.addEventListener("message", (event: MessageEvent<HostToPanel>) => {
       break;
     case "context":
       renderChips(message.chips);
+      break;
+    case "mentionItems":
+      showMentions(message.seq, message.items);
       break;
     case "queue":
       renderQueue(message.items);

@@ -1,0 +1,140 @@
+// @-mentions and images in the agent panel of a real VS Code (code-server, the built .vsix), against
+// the scripted test agent (with promptCapabilities.embeddedContext and image): typing `@calc` offers
+// the workspace's files (acpls.mentionCandidates), Enter picks calc.py, a chip shows it, and the
+// agent receives calc.py's text as an embedded resource after the prompt's text; an image pasted into
+// the prompt box is a chip and reaches the agent as an image block; an image over
+// acpls.context.maxImageBytes is refused with its size and the limit, and nothing is sent for it.
+// Screenshots go to test-artifacts/vscode/ (prefixed "mentions").
+
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { after, before, describe, test } from "node:test";
+import type { FrameLocator } from "playwright-core";
+import { readEnv, VsCode } from "./harness";
+
+const env = readEnv();
+const vscode = new VsCode(env);
+const agentLog = join(vscode.root, "agent.jsonl");
+let panel: FrameLocator;
+
+// A 1x1 PNG, and 1,500 bytes that claim to be one (over the 1,000-byte limit set below).
+const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+const BIG = Buffer.alloc(1500, 7).toString("base64");
+
+const script = {
+  protocol: 1,
+  on_initialize: { agentCapabilities: { promptCapabilities: { image: true, embeddedContext: true } } },
+  on_prompt: [[{ update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "seen it" } } }]],
+};
+
+const settings: Record<string, unknown> = {
+  "acpls.agent": {
+    command: "python3",
+    args: [join(env.repoRoot, "tests", "agents", "scripted_agent.py"), "--script-json", JSON.stringify(script), "--log", agentLog],
+    env: { PYTHONPATH: join(env.repoRoot, "server") },
+  },
+  "acpls.python": env.python,
+  "acpls.context.maxImageBytes": 1000,
+  "workbench.startupEditor": "none",
+  "workbench.tips.enabled": false,
+  "security.workspace.trust.enabled": false,
+  "telemetry.telemetryLevel": "off",
+  "extensions.autoCheckUpdates": false,
+  "extensions.autoUpdate": false,
+  "update.mode": "none",
+  "chat.commandCenter.enabled": false,
+  "workbench.secondarySideBar.defaultVisibility": "hidden",
+};
+
+function prompts(): Record<string, unknown>[][] {
+  if (!existsSync(agentLog)) return [];
+  return readFileSync(agentLog, "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((m) => m.method === "session/prompt")
+    .map((m) => (m.params as { prompt: Record<string, unknown>[] }).prompt);
+}
+
+async function until(what: string, ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if (ok()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe("@-mentions and images in the VS Code panel", { timeout: 240_000 }, () => {
+  before(async () => {
+    vscode.prepare(settings);
+    const installed = await vscode.installExtension();
+    assert.match(installed, /acpls/, installed);
+    await vscode.start({});
+  });
+
+  after(async () => {
+    if (process.exitCode !== undefined && process.exitCode !== 0) console.log(vscode.output.slice(-4000));
+    await vscode.stop();
+  });
+
+  test("typing @ offers workspace files; the picked file reaches the agent as a resource", async () => {
+    const page = vscode.page;
+    await page.locator(".statusbar-item", { hasText: "Follow" }).first().waitFor({ timeout: 60_000 });
+    await vscode.command("acpls: Open the agent panel");
+    panel = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+    const prompt = panel.locator("textarea.prompt");
+    await prompt.waitFor({ timeout: 60_000 });
+    await prompt.click();
+    await prompt.pressSequentially("Why does @calc");
+    const first = panel.locator(".completions li.mention").first();
+    await first.waitFor({ timeout: 30_000 });
+    await panel.locator(".completions li.mention[data-kind='file']", { hasText: "test_calc.py" }).waitFor({ timeout: 10_000 });
+    assert.equal(await first.locator(".name").textContent(), "calc.py");
+    await vscode.screenshot("mentions-completion");
+    await prompt.press("Enter");
+    await panel.locator(".chips .chip", { hasText: "@calc.py" }).waitFor({ timeout: 10_000 });
+    assert.equal(await prompt.inputValue(), "Why does @calc.py ");
+    await prompt.pressSequentially("fail?");
+    await vscode.screenshot("mentions-chip");
+    await prompt.press("Enter");
+    await until("the prompt at the agent", () => prompts().length === 1);
+    const calc = join(vscode.workspace, "calc.py");
+    assert.deepEqual(prompts()[0], [
+      { type: "text", text: "Why does @calc.py fail?" },
+      { type: "resource", resource: { uri: pathToFileURL(calc).href, text: readFileSync(calc, "utf8")} },
+    ]);
+    await panel.locator(".turn-end").first().waitFor({ timeout: 60_000 });
+    assert.equal(await panel.locator(".chips .chip").count(), 0);
+  });
+
+  test("a pasted image is a chip and reaches the agent as an image; one over the limit is refused", async () => {
+    const prompt = panel.locator("textarea.prompt");
+    const paste = async (name: string, data: string): Promise<void> => {
+      await prompt.evaluate(
+        (node, [fileName, b64]) => {
+          const bytes = Uint8Array.from(atob(b64 ?? ""), (c) => c.charCodeAt(0));
+          const transfer = new DataTransfer();
+          transfer.items.add(new File([bytes], fileName ?? "", { type: "image/png" }));
+          node.dispatchEvent(new ClipboardEvent("paste", { clipboardData: transfer, bubbles: true, cancelable: true }));
+        },
+        [name, data],
+      );
+    };
+    await prompt.click();
+    await paste("big.png", BIG);
+    await panel.locator(".error-bar", { hasText: "big.png is 1,500 bytes, over the 1,000 bytes of acpls.context.maxImageBytes" }).waitFor({ timeout: 10_000 });
+    await paste("dot.png", PNG);
+    await panel.locator(".chips .chip", { hasText: "dot.png" }).waitFor({ timeout: 10_000 });
+    assert.equal(await panel.locator(".chips .chip").count(), 1);
+    await vscode.screenshot("mentions-image-chip");
+    await prompt.fill("What is in this picture?");
+    await prompt.press("Enter");
+    await until("the second prompt at the agent", () => prompts().length === 2);
+    assert.deepEqual(prompts()[1], [
+      { type: "text", text: "What is in this picture?" },
+      { type: "image", data: PNG, mimeType: "image/png" },
+    ]);
+  });
+});
