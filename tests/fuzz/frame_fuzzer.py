@@ -89,6 +89,9 @@ class FakeEditor:
     def custom_mode(self) -> bool:
         return True
 
+    def supports(self, feature: str) -> bool:
+        return False
+
     @property
     def supports_show_document(self) -> bool:
         return True

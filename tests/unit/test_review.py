@@ -6,7 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acpls.state.review import UNKNOWN_BASELINE_NOTE, RejectEdit, ReviewError, ReviewStore
+from acpls.state.review import (
+    UNKNOWN_BASELINE_NOTE,
+    RejectEdit,
+    ReviewError,
+    ReviewStore,
+    UnprovenReject,
+)
 from acpls.translate.text_edits import apply_text_edits
 
 P = "/ws/src/main.py"
@@ -254,3 +260,130 @@ def test_any_mix_of_keep_and_reject(base: list[str], agent: list[str], pick: lis
     assert kept_baseline is not None
     if not any(pick):
         assert kept_baseline == base_text
+
+
+# -- rejecting proves first: only the agent's own text is ever undone ----------------------------
+
+
+def test_user_edit_inside_agent_hunk_is_not_rejected_without_asking() -> None:
+    review = store_with_change()
+    user = AGENT.replace("b = 20\n", "b = 21\n")
+    review.user_edited(P, user)
+    first, second = review.files()[0].hunks
+    with pytest.raises(UnprovenReject) as info:
+        review.reject_hunk(first.hunk_id)
+    conflict = info.value.conflict
+    assert (conflict.path, conflict.hunk_ids, conflict.mine) == (P, (first.hunk_id,), user)
+    assert conflict.original == user.replace("b = 21\n", "b = 2\n")
+    # Nothing changed; the other hunk is still the agent's and can go.
+    assert review.current_text(P) == user
+    edit = review.reject_hunk(second.hunk_id)
+    assert apply(user, edit) == user.replace("new = 7\n", "")
+
+
+def test_reject_all_undoes_only_the_agents_text_and_lists_the_rest() -> None:
+    review = store_with_change()
+    user = AGENT.replace("b = 20\n", "b = 21\n")
+    review.user_edited(P, user)
+    [edit] = review.reject_all()
+    after = apply(user, edit)
+    assert after == user.replace("new = 7\n", "")
+    [conflict] = review.unproven()
+    assert conflict.mine == after and conflict.original == BASE
+    [hunk] = review.files()[0].hunks
+    assert conflict.hunk_ids == (hunk.hunk_id,)
+
+
+def test_keep_mine_and_take_the_original() -> None:
+    user = AGENT.replace("b = 20\n", "b = 21\n")
+    keep = store_with_change()
+    keep.user_edited(P, user)
+    [conflict] = keep.unproven(P)
+    keep.keep_hunks(conflict.hunk_ids)
+    assert [(h.old_text, h.new_text) for h in keep.files()[0].hunks] == [("", "new = 7\n")]
+    assert keep.unproven() == []
+
+    take = store_with_change()
+    take.user_edited(P, user)
+    [conflict] = take.unproven(P)
+    edit = take.force_reject(P, conflict.hunk_ids)
+    assert edit is not None and apply(user, edit) == conflict.original
+    # What is left is the agent's again, and rejects without asking.
+    assert take.unproven() == []
+    [edit] = take.reject_all()
+    assert apply(conflict.original, edit) == BASE
+    assert take.force_reject(P, conflict.hunk_ids) is None
+
+
+def test_user_edit_of_an_agent_created_file_or_a_recreated_deletion_is_asked() -> None:
+    review = ReviewStore()
+    review.baseline("/ws/new.py", None)
+    review.changed("/ws/new.py", "agent\n")
+    review.user_edited("/ws/new.py", "agent\nmine\n")
+    review.baseline("/ws/old.py", "old\n")
+    review.changed("/ws/old.py", None)
+    review.user_edited("/ws/old.py", "mine\n")
+    assert review.reject_all() == []
+    conflicts = {c.path: c for c in review.unproven()}
+    assert conflicts["/ws/new.py"].original is None
+    assert conflicts["/ws/old.py"].original == "old\n"
+    hunk = review.files()[0].hunks[0]
+    with pytest.raises(UnprovenReject):
+        review.reject_hunk(hunk.hunk_id)
+
+
+def test_user_lines_beside_a_hunk_stay_when_it_is_rejected() -> None:
+    review = store_with_change()
+    user = AGENT.replace("b = 20\n", "b = 20\nmine\n")
+    review.user_edited(P, user)
+    assert review.unproven() == []
+    [edit] = review.reject_all()
+    assert apply(user, edit) == BASE.replace("b = 2\n", "b = 2\nmine\n")
+
+
+def test_reject_failed_puts_the_store_back() -> None:
+    review = store_with_change()
+    review.user_edited(P, AGENT.replace("b = 20\n", "b = 21\n"))
+    before = review.files()
+    [edit] = review.reject_all()
+    review.reject_failed(edit, AGENT.replace("b = 20\n", "b = 21\n"))
+    assert review.files() == before
+    assert len(review.unproven()) == 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(base=lines, agent=lines, user=lines)
+def test_reject_never_touches_the_users_lines(
+    base: list[str], agent: list[str], user: list[str]
+) -> None:
+    """Whatever the user typed after the agent, reject_all then forcing the rest gives the
+    baseline with the user's edits outside agent hunks; reject_all alone never writes a line
+    the user changed."""
+    base_text, agent_text, user_text = "".join(base), "".join(agent), "".join(user)
+    review = ReviewStore()
+    review.baseline(P, base_text)
+    review.changed(P, agent_text)
+    review.user_edited(P, user_text)
+    current: str | None = user_text
+    for edit in review.reject_all():
+        current = apply(current, edit)
+        assert current == edit.new_text
+    for conflict in review.unproven():
+        assert conflict.mine == current
+        edit = review.force_reject(P, conflict.hunk_ids)
+        assert edit is not None
+        current = apply(current, edit)
+    assert review.files() == []
+
+
+def test_a_hunk_changed_behind_acpls_back_is_found_by_its_place() -> None:
+    review = store_with_change()
+    first = review.files()[0].hunks[0]
+    review.user_edited(P, AGENT.replace("b = 20\n", "b = 21\n"))
+    with pytest.raises(ReviewError):
+        review.reject_hunk(first.hunk_id)  # its id is gone with its text
+    conflict = review.conflict(P, first.base_start, first.base_end)
+    assert conflict is not None and conflict.mine == AGENT.replace("b = 20\n", "b = 21\n")
+    assert conflict.original == AGENT.replace("b = 20\n", "b = 2\n")
+    assert review.conflict(P, 5, 5) is not None  # the inserted line
+    assert review.conflict("/ws/other.py", 0, 1) is None

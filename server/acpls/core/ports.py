@@ -20,6 +20,11 @@ class EditorPort(Protocol):
         """The editor speaks the acpls/* protocol (capabilities.experimental.acpls)."""
         ...
 
+    def supports(self, feature: str) -> bool:
+        """The editor declared `capabilities.experimental.acpls.<feature>: true` (custom
+        requests newer than version 1, such as `resolveConflict`)."""
+        ...
+
     @property
     def supports_show_document(self) -> bool: ...
 

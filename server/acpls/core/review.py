@@ -5,29 +5,55 @@ content in tool calls, and from files the agent wrote straight to disk during a 
 `services.watcher.TurnWatcher`). `state.review.ReviewStore` holds them and computes the hunks;
 this module feeds it, applies rejections through `workspace/applyEdit`, and tells custom-mode
 editors (`acpls/changes`) whenever the pending set changes.
+
+Nothing of the user's is ever written over unasked. Before a rejection, the file's text now (the
+editor's buffer when open, else the disk) is given to the store as the user's edit, and the store
+rejects only hunks that still hold exactly the agent's text; for the others the user is asked
+(`acpls/resolveConflict`, or `window/showMessageRequest`): keep theirs, or take the original. An
+agent that writes to disk a file the editor holds with unsaved changes is asked about the same way
+(keep mine, take the agent's), without holding up the turn; no answer keeps the user's text.
 """
 
 from __future__ import annotations
 
+import difflib
 import logging
 import os
-from typing import TYPE_CHECKING, Any
+import shutil
+import tempfile
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 from acpls.core import ports
 from acpls.core.errors import CommandError
 from acpls.editor import messages as msg
 from acpls.services.watcher import DiskChange, TurnWatcher
-from acpls.state.review import RejectEdit, ReviewError, ReviewStore
+from acpls.state.review import (
+    RejectConflict,
+    RejectEdit,
+    ReviewError,
+    ReviewStore,
+    UnprovenReject,
+)
 from acpls.translate.diffs import AcpDiff, diff_from_content, place_v1
 from acpls.translate.follow import FollowTarget
 from acpls.translate.fragments import Placement
-from acpls.translate.uris import uri_to_path
+from acpls.translate.uris import path_to_uri, uri_to_path
 
 if TYPE_CHECKING:
     from acpls.core.parts import CoreParts as Hub
     from acpls.core.session import Session
 
 logger = logging.getLogger(__name__)
+
+ConflictKind = Literal["reject", "diskWrite"]
+Choice = Literal["keepMine", "takeTheirs"]
+KEEP_MINE = "Keep mine"
+SHOW_DIFF = "Show the diff"
+TAKE_ORIGINAL = "Take the original"
+TAKE_AGENTS = "Take the agent's"
+_MAX_ASKS = 3
 
 
 class ReviewController:
@@ -36,6 +62,7 @@ class ReviewController:
         self.store = ReviewStore()
         self._watch: _Watch | None = None
         self._sent_revision = 0
+        self._diff_dir: Path | None = None
 
     # -- turns -----------------------------------------------------------------------------------
     async def turn_started(self, session: Session) -> None:
@@ -204,10 +231,22 @@ class ReviewController:
         return self.files()
 
     async def reject_hunk(self, hunk_id: str) -> dict[str, Any]:
-        reject = self._checked(self.store.reject_hunk, hunk_id)
-        await self._apply(reject)
+        hunk = self._checked(self.store.hunk, hunk_id)
+        self._sync(hunk.path)
+        answers: list[dict[str, Any]] = []
+        try:
+            reject = self.store.reject_hunk(hunk_id)
+        except UnprovenReject as exc:
+            answers.append(await self._resolve_reject(exc.conflict))
+        except ReviewError:
+            # The file changed behind acpls' back there (the hunk has another id now).
+            conflict = self.store.conflict(hunk.path, hunk.base_start, hunk.base_end)
+            if conflict is not None:
+                answers.append(await self._resolve_reject(conflict))
+        else:
+            await self._apply(reject)
         self.publish()
-        return self.files()
+        return self._with_answers(answers)
 
     def keep_all(self, path: str | None) -> dict[str, Any]:
         self.store.keep_all(path)
@@ -215,10 +254,127 @@ class ReviewController:
         return self.files()
 
     async def reject_all(self, path: str | None) -> dict[str, Any]:
-        for reject in self.store.reject_all(path):
+        for tracked in [path] if path is not None else self.store.paths():
+            self._sync(tracked)
+        try:
+            rejects = self.store.reject_all(path)
+        except ReviewError as exc:
+            raise CommandError(str(exc)) from exc
+        for reject in rejects:
             await self._apply(reject)
+        answers = []
+        for conflict in self.store.unproven(path):
+            answers.append(await self._resolve_reject(conflict))
         self.publish()
-        return self.files()
+        return self._with_answers(answers)
+
+    def _with_answers(self, answers: list[dict[str, Any]]) -> dict[str, Any]:
+        result = self.files()
+        if answers:
+            result["conflicts"] = answers
+        return result
+
+    def _sync(self, path: str) -> None:
+        """Tell the store what the file holds now, before it decides anything: a user's edit
+        acpls missed (a file changed on disk after the turn, a buffer put back to the disk's
+        text) must never be taken for the agent's."""
+        if not self.store.is_tracked(path):
+            return
+        text = self.hub.agent_requests.current_text(path)
+        if text is None and os.path.lexists(path):
+            raise CommandError(f"cannot read {path} to check it before rejecting; nothing changed")
+        self.store.user_edited(path, text)
+
+    async def _resolve_reject(self, conflict: RejectConflict) -> dict[str, Any]:
+        """Hunks the user edited after the agent: ask before undoing them."""
+        message = (
+            f"acpls: {conflict.path} was edited after the agent's change. Rejecting it would also "
+            "undo your edits there. Keep your text, or take the original?"
+        )
+        choice = await self.ask(
+            "reject",
+            conflict.path,
+            message,
+            conflict.mine,
+            conflict.original,
+            session_id=conflict.session_id,
+        )
+        if choice == "takeTheirs":
+            reject = self.store.force_reject(conflict.path, conflict.hunk_ids)
+            if reject is not None:
+                await self._apply(reject)
+        elif choice == "keepMine":
+            self.store.keep_hunks(conflict.hunk_ids)
+        answer = conflict.to_editor()
+        answer["choice"] = choice
+        return answer
+
+    # -- asking the user ---------------------------------------------------------------------------
+    async def ask(
+        self,
+        kind: ConflictKind,
+        path: str,
+        message: str,
+        mine: str | None,
+        theirs: str | None,
+        *,
+        session_id: str | None = None,
+    ) -> Choice | None:
+        """keep mine / take theirs (the original for `reject`, the agent's for `diskWrite`);
+        None when the editor gave no answer (or cannot): the caller then changes nothing."""
+        editor = self.hub.editor
+        if editor.custom_mode and editor.supports("resolveConflict"):
+            msg_id = f"acpls-conflict-{uuid.uuid4().hex[:12]}"
+            params = msg.ResolveConflictParams(
+                kind=kind,
+                path=path,
+                uri=path_to_uri(path),
+                message=message,
+                mine=mine,
+                theirs=theirs,
+                sessionId=session_id,
+                requestId=msg_id,
+            )
+            try:
+                result = await editor.request(msg.RESOLVE_CONFLICT, params, msg_id)
+            except Exception as exc:  # an editor that does not answer keeps the user's text
+                logger.info("no answer to %s for %s: %s", msg.RESOLVE_CONFLICT, path, exc)
+                return None
+            choice = result.get("choice") if isinstance(result, dict) else None
+            return choice if choice in ("keepMine", "takeTheirs") else None
+        take = TAKE_ORIGINAL if kind == "reject" else TAKE_AGENTS
+        actions = [KEEP_MINE, SHOW_DIFF, take]
+        for _ in range(_MAX_ASKS):
+            try:
+                answer = await editor.show_message_request(ports.MESSAGE_WARNING, message, actions)
+            except Exception as exc:
+                logger.info("no answer to the conflict question for %s: %s", path, exc)
+                return None
+            if answer == KEEP_MINE:
+                return "keepMine"
+            if answer == take:
+                return "takeTheirs"
+            if answer != SHOW_DIFF:
+                return None
+            await self._show_diff(path, mine, theirs, kind)
+        return None
+
+    async def _show_diff(
+        self, path: str, mine: str | None, theirs: str | None, kind: ConflictKind
+    ) -> None:
+        """Generic editors: a unified diff (yours -> the other text) in a scratch file."""
+        if self._diff_dir is None:
+            self._diff_dir = Path(tempfile.mkdtemp(prefix="acpls-conflicts-"))
+        other = "original" if kind == "reject" else "agent"
+        lines = difflib.unified_diff(
+            (mine or "").splitlines(keepends=True),
+            (theirs or "").splitlines(keepends=True),
+            fromfile=f"{path} (yours)",
+            tofile=f"{path} ({other})",
+        )
+        target = self._diff_dir / f"{os.path.basename(path)}.{uuid.uuid4().hex[:6]}.diff"
+        target.write_text("".join(lines), encoding="utf-8")
+        await self.hub.editor.show_document(target.as_uri(), None, take_focus=True)
 
     def rejected(self, path: str | None) -> dict[str, Any]:
         return {"rejected": [r.to_editor() for r in self.store.rejected(path)]}
@@ -251,7 +407,7 @@ class ReviewController:
             {"documentChanges": changes}, f"Reject agent change in {reject.path}"
         )
         if not applied:
-            self.store.changed(reject.path, self.hub.agent_requests.current_text(reject.path))
+            self.store.reject_failed(reject, self.hub.agent_requests.current_text(reject.path))
             self.hub.editor.show_message(
                 ports.MESSAGE_WARNING, f"acpls: the editor did not undo the change: {reason}"
             )
@@ -268,6 +424,9 @@ class ReviewController:
         watch, self._watch = self._watch, None
         if watch is not None:
             await watch.watcher.stop(flush=False)
+        diff_dir, self._diff_dir = self._diff_dir, None
+        if diff_dir is not None:
+            shutil.rmtree(diff_dir, ignore_errors=True)
 
 
 def _read_disk(path: str) -> str | None:

@@ -26,6 +26,7 @@ ELICITATION = "acpls/elicitation"
 AUTH_ENV = "acpls/authEnv"
 RUN_LOGIN = "acpls/runLogin"
 ELICITATION_COMPLETE = "acpls/elicitationComplete"
+RESOLVE_CONFLICT = "acpls/resolveConflict"
 
 
 @attrs.define(kw_only=True)
@@ -160,6 +161,23 @@ class RunLoginParams:
 @attrs.define(kw_only=True)
 class RunLoginResult:
     exitCode: int | None = None
+
+
+@attrs.define(kw_only=True)
+class ResolveConflictParams:
+    kind: str
+    path: str
+    uri: str
+    message: str
+    mine: str | None = None
+    theirs: str | None = None
+    sessionId: str | None = None
+    requestId: str | None = None
+
+
+@attrs.define(kw_only=True)
+class ResolveConflictResult:
+    choice: str | None = None
 
 
 @attrs.frozen

@@ -46,6 +46,12 @@ class LspEditorPort:
         experimental = getattr(caps, "experimental", None) if caps else None
         return isinstance(experimental, dict) and isinstance(experimental.get("acpls"), dict)
 
+    def supports(self, feature: str) -> bool:
+        caps = self._caps
+        experimental = getattr(caps, "experimental", None) if caps else None
+        acpls = experimental.get("acpls") if isinstance(experimental, dict) else None
+        return isinstance(acpls, dict) and acpls.get(feature) is True
+
     @property
     def supports_show_document(self) -> bool:
         caps = self._caps

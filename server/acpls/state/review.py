@@ -12,6 +12,13 @@ When the baseline is unknown (a file written straight to disk that acpls had no 
 the file is listed with its whole text as one added hunk and a note; it can be kept, but not
 rejected, since there is nothing known to go back to.
 
+Rejecting proves before it writes. Besides the baseline and the current text the store keeps the
+*agent's text*: the file as the agent last left it. The user's edits since (`user_edited`) are the
+regions where the current text differs from it. A hunk is rejected only when none of those regions
+touches it, so the current text still holds exactly what the agent produced there; any other hunk
+is an `UnprovenReject` (one hunk) or is left out of `reject_all` and described by `unproven`, for
+the caller to ask the user (keep theirs: `keep_hunks`; take the original anyway: `force_reject`).
+
 Pure: no file I/O. The caller passes texts in and applies the returned edits.
 """
 
@@ -42,6 +49,35 @@ _MAX_REJECTED = 200
 
 class ReviewError(ValueError):
     """A review command that cannot be done (unknown hunk, no baseline); maps to -32602."""
+
+
+@attrs.frozen
+class RejectConflict:
+    """Hunks the user asked to reject whose text is no longer (only) the agent's: the user edited
+    there since. `mine` is the file's text now, `original` the text with those hunks undone."""
+
+    path: str
+    uri: str
+    session_id: str | None
+    hunk_ids: tuple[str, ...]
+    mine: str | None
+    original: str | None
+
+    def to_editor(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"path": self.path, "uri": self.uri, "hunkIds": list(self.hunk_ids)}
+        if self.session_id is not None:
+            data["sessionId"] = self.session_id
+        return data
+
+
+class UnprovenReject(ReviewError):
+    """`reject_hunk` of a hunk the user has edited since the agent: nothing was changed."""
+
+    def __init__(self, conflict: RejectConflict) -> None:
+        super().__init__(
+            f"{conflict.path} was edited since the agent's change; not rejected without asking"
+        )
+        self.conflict = conflict
 
 
 @attrs.frozen
@@ -123,6 +159,9 @@ class RejectEdit:
     operation: Literal["edit", "create", "delete"]
     edits: list[TextEdit]
     new_text: str | None
+    # What the store held before, to put back with `reject_failed` when the edit is not applied.
+    old_text: str | None = attrs.field(default=None, eq=False, repr=False)
+    old_agent_text: str | None = attrs.field(default=None, eq=False, repr=False)
 
 
 @attrs.frozen
@@ -158,6 +197,8 @@ class _File:
     current: str | None
     baseline_known: bool = True
     cached: ChangedFile | None = None
+    # The text as the agent last left it (see the module docstring).
+    agent: str | None = None
 
     @property
     def unchanged(self) -> bool:
@@ -180,7 +221,7 @@ class ReviewStore:
         entry = self._files.get(path)
         if entry is not None and not entry.unchanged:
             return False
-        self._files[path] = _File(path, session_id, baseline=text, current=text)
+        self._files[path] = _File(path, session_id, baseline=text, current=text, agent=text)
         return True
 
     def unknown_baseline(
@@ -190,18 +231,24 @@ class ReviewStore:
         if path in self._files:
             return False
         entry = _File(path, session_id, baseline=None, current=current_text, baseline_known=False)
+        entry.agent = current_text
         self._files[path] = entry
         self._touched()
         return True
 
     def changed(self, path: str, current_text: str | None) -> None:
-        """The file's text now (None: deleted). Requires a baseline (or unknown_baseline)."""
+        """The file's text now, as an agent left it (None: deleted). Requires a baseline (or
+        unknown_baseline)."""
         entry = self._files.get(path)
         if entry is None:
             raise ReviewError(f"no baseline recorded for {path}")
         if entry.current == current_text:
             return
-        entry.current = current_text
+        entry.agent = current_text
+        self._set_current(entry, current_text)
+
+    def _set_current(self, entry: _File, text: str | None) -> None:
+        entry.current = text
         entry.cached = None
         self._settle(entry)
 
@@ -212,13 +259,13 @@ class ReviewStore:
         if entry is None or entry.current == new_text:
             return
         if entry.unchanged:
-            entry.baseline = entry.current = new_text
+            entry.baseline = entry.current = entry.agent = new_text
             entry.cached = None
             return
         texts = (entry.baseline, entry.current, new_text)
         if entry.baseline_known and all(text is not None for text in texts):
             entry.baseline = _carry_edits(entry.baseline or "", entry.current or "", new_text or "")
-        self.changed(path, new_text)
+        self._set_current(entry, new_text)
 
     def is_tracked(self, path: str) -> bool:
         return path in self._files
@@ -228,6 +275,24 @@ class ReviewStore:
         if entry is None:
             raise ReviewError(f"{path} is not being reviewed")
         return entry.current
+
+    def paths(self) -> list[str]:
+        """Every file being reviewed."""
+        return list(self._files)
+
+    def hunk(self, hunk_id: str) -> Hunk:
+        return self._find(hunk_id)[1]
+
+    def conflict(self, path: str, base_start: int, base_end: int) -> RejectConflict | None:
+        """The pending hunks of `path` at these baseline lines, as a question for the user (a
+        hunk the user changed behind acpls' back has a new id); None when there are none."""
+        entry = self._files.get(path)
+        changed = self._changed_file(entry) if entry is not None else None
+        if entry is None or changed is None or not entry.baseline_known:
+            return None
+        span = (base_start, base_end)
+        hunks = [h for h in changed.hunks if _touches((h.base_start, h.base_end), span)]
+        return self._conflict(entry, hunks) if hunks else None
 
     def forget(self, path: str) -> None:
         if self._files.pop(path, None) is not None:
@@ -275,67 +340,163 @@ class ReviewStore:
         caller reports the real text with `changed`."""
         entry, hunk = self._find(hunk_id)
         self._check_rejectable(entry)
-        if entry.baseline is None or entry.current is None:
-            return self._reject_file(entry)
-        cur = split_lines(entry.current)
-        base = split_lines(entry.baseline)
-        new_text = "".join(
-            cur[: hunk.cur_start] + base[hunk.base_start : hunk.base_end] + cur[hunk.cur_end :]
-        )
-        edit = RejectEdit(
-            path=entry.path,
-            uri=path_to_uri(entry.path),
-            operation="edit",
-            edits=[{"range": hunk.range, "newText": hunk.old_text}],
-            new_text=new_text,
-        )
-        self._remember_rejected(entry, [hunk])
-        self.changed(entry.path, new_text)
-        return edit
+        if not self._proven(entry, hunk):
+            raise UnprovenReject(self._conflict(entry, [hunk]))
+        return self._revert(entry, [hunk])
 
     def keep_all(self, path: str | None = None) -> None:
         for entry in self._entries(path):
             self._accept(entry)
 
     def reject_all(self, path: str | None = None) -> list[RejectEdit]:
-        """Undo every pending change (of one file). Files with an unknown baseline are left."""
+        """Undo every pending change (of one file) that is still the agent's text. Files with an
+        unknown baseline are left; so are hunks the user edited since (see `unproven`)."""
         result = []
         for entry in self._entries(path):
             if not entry.baseline_known:
                 if path is not None:
                     self._check_rejectable(entry)
                 continue
-            if entry.baseline is None or entry.current is None:
-                result.append(self._reject_file(entry))
-                continue
             changed = self._changed_file(entry)
-            hunks = changed.hunks if changed else ()
-            result.append(
-                RejectEdit(
-                    path=entry.path,
-                    uri=path_to_uri(entry.path),
-                    operation="edit",
-                    edits=[{"range": h.range, "newText": h.old_text} for h in hunks],
-                    new_text=entry.baseline,
-                )
-            )
-            self._remember_rejected(entry, hunks)
-            self.changed(entry.path, entry.baseline)
+            proven = [h for h in (changed.hunks if changed else ()) if self._proven(entry, h)]
+            if proven:
+                result.append(self._revert(entry, proven))
         return result
+
+    def unproven(self, path: str | None = None) -> list[RejectConflict]:
+        """Per file (with a known baseline), the pending hunks that cannot be rejected without
+        asking: the user edited them after the agent."""
+        result = []
+        for entry in self._entries(path) if path is None or path in self._files else []:
+            changed = self._changed_file(entry)
+            if changed is None or not entry.baseline_known:
+                continue
+            hunks = [h for h in changed.hunks if not self._proven(entry, h)]
+            if hunks:
+                result.append(self._conflict(entry, hunks))
+        return result
+
+    def keep_hunks(self, hunk_ids: Iterable[str]) -> None:
+        """Keep each hunk still pending (the user chose their text over rejecting it)."""
+        for hunk_id in hunk_ids:
+            try:
+                self.keep_hunk(hunk_id)
+            except ReviewError:
+                continue
+
+    def force_reject(self, path: str, hunk_ids: Iterable[str]) -> RejectEdit | None:
+        """Undo these hunks although the user edited them (the user said so); None when none
+        of them is pending any more."""
+        entry = self._files.get(path)
+        changed = self._changed_file(entry) if entry is not None else None
+        if entry is None or changed is None:
+            return None
+        self._check_rejectable(entry)
+        wanted = set(hunk_ids)
+        hunks = [h for h in changed.hunks if h.hunk_id in wanted]
+        if not hunks:
+            return None
+        regions = self._user_regions(entry)
+        edit = self._revert(entry, hunks)
+        if all(any(_touches(r, (h.cur_start, h.cur_end)) for h in hunks) for r in regions):
+            # The user's edits were all inside what was just undone.
+            entry.agent = entry.current
+        return edit
+
+    def reject_failed(self, edit: RejectEdit, text_now: str | None) -> None:
+        """The editor did not apply `edit`: the file holds `text_now`."""
+        entry = self._files.get(edit.path)
+        if entry is None:
+            self.baseline(edit.path, edit.new_text)
+            entry = self._files[edit.path]
+        if text_now == edit.old_text:
+            entry.agent = edit.old_agent_text
+            self._set_current(entry, text_now)
+        else:
+            self.user_edited(edit.path, text_now)
 
     # -- internals -----------------------------------------------------------------------------
 
-    def _reject_file(self, entry: _File) -> RejectEdit:
-        """Undo a whole creation (delete the file) or deletion (create it again)."""
-        changed = self._changed_file(entry)
-        self._remember_rejected(entry, changed.hunks if changed else ())
+    def _revert(self, entry: _File, hunks: list[Hunk]) -> RejectEdit:
+        """Undo `hunks` (of the current text) in the store; the edit that does it to the file."""
         uri = path_to_uri(entry.path)
-        if entry.baseline is None:
-            edit = RejectEdit(entry.path, uri, "delete", [], None)
-        else:
-            edit = RejectEdit(entry.path, uri, "create", [], entry.baseline)
-        self.changed(entry.path, entry.baseline)
+        before, agent_before = entry.current, entry.agent
+        self._remember_rejected(entry, hunks)
+        if entry.baseline is None or entry.current is None:
+            # A whole creation (delete the file) or deletion (create it again).
+            new_file = entry.baseline is None
+            operation: Literal["create", "delete"] = "delete" if new_file else "create"
+            edit = RejectEdit(entry.path, uri, operation, [], entry.baseline, before, agent_before)
+            entry.agent = entry.baseline
+            self._set_current(entry, entry.baseline)
+            return edit
+        cur = split_lines(entry.current)
+        base = split_lines(entry.baseline)
+        same = entry.agent == entry.current
+        agent = split_lines(entry.agent) if entry.agent is not None and not same else None
+        blocks = _equal_blocks(agent, cur) if agent is not None else []
+        for hunk in sorted(hunks, key=lambda h: h.cur_start, reverse=True):
+            old_lines = base[hunk.base_start : hunk.base_end]
+            if agent is not None:
+                # The same lines of the agent's text (a proven hunk lies in an equal block; one
+                # the user edited and forced does not, and its region stays the user's).
+                block = next(
+                    (b for b in blocks if b[1] <= hunk.cur_start and hunk.cur_end <= b[2]), None
+                )
+                if block is not None:
+                    at = block[0] - block[1]
+                    agent[hunk.cur_start + at : hunk.cur_end + at] = old_lines
+            cur[hunk.cur_start : hunk.cur_end] = old_lines
+        new_text = "".join(cur)
+        edit = RejectEdit(
+            path=entry.path,
+            uri=uri,
+            operation="edit",
+            edits=[{"range": h.range, "newText": h.old_text} for h in hunks],
+            new_text=new_text,
+            old_text=before,
+            old_agent_text=agent_before,
+        )
+        if same:
+            entry.agent = new_text
+        elif agent is not None:
+            entry.agent = "".join(agent)
+        self._set_current(entry, new_text)
         return edit
+
+    def _user_regions(self, entry: _File) -> list[tuple[int, int]]:
+        """Line ranges of the current text the user changed after the agent."""
+        if entry.agent == entry.current:
+            return []
+        if entry.agent is None or entry.current is None:
+            return [(0, 1 << 62)]
+        agent, cur = split_lines(entry.agent), split_lines(entry.current)
+        ops = SequenceMatcher(None, agent, cur, autojunk=False).get_opcodes()
+        return [(j1, j2) for tag, _i1, _i2, j1, j2 in ops if tag != "equal"]
+
+    def _proven(self, entry: _File, hunk: Hunk) -> bool:
+        """The current text still holds exactly what the agent produced in `hunk`."""
+        if entry.baseline is None or entry.current is None:
+            return entry.agent == entry.current  # a whole-file creation or deletion
+        span = (hunk.cur_start, hunk.cur_end)
+        return not any(_touches(region, span) for region in self._user_regions(entry))
+
+    def _conflict(self, entry: _File, hunks: list[Hunk]) -> RejectConflict:
+        if entry.baseline is None or entry.current is None:
+            original = entry.baseline
+        else:
+            cur, base = split_lines(entry.current), split_lines(entry.baseline)
+            for hunk in sorted(hunks, key=lambda h: h.cur_start, reverse=True):
+                cur[hunk.cur_start : hunk.cur_end] = base[hunk.base_start : hunk.base_end]
+            original = "".join(cur)
+        return RejectConflict(
+            path=entry.path,
+            uri=path_to_uri(entry.path),
+            session_id=entry.session_id,
+            hunk_ids=tuple(h.hunk_id for h in hunks),
+            mine=entry.current,
+            original=original,
+        )
 
     def _accept(self, entry: _File) -> None:
         entry.baseline = entry.current
@@ -470,6 +631,20 @@ def _carry_edits(baseline: str, current: str, edited: str) -> str:
         i1, j1, _ = region
         result[i1 + c1 - j1 : i1 + c2 - j1] = new[n1:n2]
     return "".join(result)
+
+
+def _equal_blocks(a: list[str], b: list[str]) -> list[tuple[int, int, int]]:
+    """(start in a, start in b, end in b) of each run of lines a and b share."""
+    ops = SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    return [(i1, j1, j2) for tag, i1, _i2, j1, j2 in ops if tag == "equal"]
+
+
+def _touches(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """Two line ranges overlap, or (when either is empty: an insertion or a deletion point)
+    meet."""
+    if a[0] == a[1] or b[0] == b[1]:
+        return a[0] <= b[1] and b[0] <= a[1]
+    return a[0] < b[1] and b[0] < a[1]
 
 
 def _hunk_id(path: str, old_text: str, new_text: str, occurrence: int) -> str:
