@@ -186,9 +186,6 @@ def test_enum_helpers() -> None:
     assert is_custom("_mine") and not is_custom("read")
     assert m.ToolKind.is_known("read") and not m.ToolKind.is_known("_mine")
     assert m.ToolCallStatus.is_known("paused")
-    assert m.PermissionOptionKind.ALLOW_ALWAYS == "allow_always"
-    assert m.StopReason.is_known("max_turn_requests")
-    assert m.PlanEntryStatus.is_known("cancelled")
     assert set(SESSION_UPDATE_MODELS) == set(m.SessionUpdateKind.KNOWN)
 
 
@@ -223,8 +220,6 @@ def test_unknown_session_update_is_kept_raw() -> None:
     model = structure_session_update(payload)
     assert model == RawItem(payload)
     assert unstructure(model) is payload
-    notification = round_trip({"sessionId": "s", "update": payload}, m.SessionNotification)
-    assert notification.update == RawItem(payload)
 
 
 def test_unknown_plan_content_and_permission_outcome_are_kept_raw() -> None:
@@ -274,8 +269,8 @@ def test_content_blocks_of_every_type_round_trip() -> None:
         {"type": "resource", "resource": {"uri": "file:///b", "blob": "aGk="}},
         {"type": "resource", "resource": {"uri": "file:///c", "_future": 1}},
     ]
-    prompt = round_trip({"sessionId": "s", "prompt": blocks}, m.PromptRequest)
-    kinds = [type(block).__name__ for block in prompt.prompt]
+    prompt = [round_trip(block, m.ContentBlock) for block in blocks]
+    kinds = [type(block).__name__ for block in prompt]
     assert kinds == [
         "TextContent",
         "ImageContent",
@@ -285,73 +280,16 @@ def test_content_blocks_of_every_type_round_trip() -> None:
         "EmbeddedResource",
         "EmbeddedResource",
     ]
-    last = prompt.prompt[-1]
+    last = prompt[-1]
     assert isinstance(last, m.EmbeddedResource) and isinstance(last.resource, RawItem)
 
 
 # --------------------------------------------------------------------------- received messages
 
 
-def test_initialize_response_helpers_v1() -> None:
-    payload = {
-        "protocolVersion": 1,
-        "agentCapabilities": {
-            "loadSession": True,
-            "promptCapabilities": {"image": True, "embeddedContext": True},
-            "sessionCapabilities": {"list": {}, "resume": {}},
-        },
-        "authMethods": [{"id": "login", "name": "Log in"}],
-        "agentInfo": {"name": "claude", "version": "1.2"},
-    }
-    response = round_trip(payload, m.InitializeResponse)
-    assert response.implementation() == m.Implementation(name="claude", version="1.2")
-    assert response.supports_load_session() and response.supports_list_sessions()
-    assert response.supports_resume_session() and not response.supports_close_session()
-    assert response.supports_embedded_context() and response.supports_image()
-    assert not response.supports_audio()
-
-
-def test_initialize_response_helpers_v2() -> None:
-    payload = {
-        "protocolVersion": 2,
-        "info": {"name": "demo", "version": "0.1"},
-        "capabilities": {"session": {"prompt": {"embeddedContext": {}}}},
-        "authMethods": [{"type": "agent", "methodId": "m", "name": "Log in"}],
-    }
-    response = round_trip(payload, m.InitializeResponse)
-    assert response.implementation() == m.Implementation(name="demo", version="0.1")
-    assert not response.supports_load_session()
-    assert response.supports_resume_session() and response.supports_list_sessions()
-    assert response.supports_embedded_context() and not response.supports_image()
-    bare = structure({"protocolVersion": 2, "info": payload["info"]}, m.InitializeResponse)
-    assert not bare.supports_sessions()
-
-
-def test_session_responses_of_both_versions() -> None:
-    v1 = {
-        "sessionId": "s1",
-        "modes": {
-            "currentModeId": "ask",
-            "availableModes": [{"id": "ask", "name": "Ask"}, {"id": "code", "name": "Code"}],
-        },
-        "configOptions": [{"id": "model", "name": "Model", "type": "select"}],
-    }
-    v2 = {
-        "sessionId": "s2",
-        "configOptions": [],
-        "availableCommands": [{"type": "command", "name": "plan", "description": "Plan"}],
-    }
-    first = round_trip(v1, m.NewSessionResponse)
-    assert isinstance(first.modes, m.SessionModeState)
-    assert [mode.id for mode in first.modes.available_modes] == ["ask", "code"]
-    assert round_trip(v2, m.NewSessionResponse).available_commands == v2["availableCommands"]
+def test_prompt_responses_of_both_versions() -> None:
     assert round_trip({"stopReason": "end_turn"}, m.PromptResponse).message_id is OMITTED
     assert round_trip({"messageId": "u1"}, m.PromptResponse).stop_reason is OMITTED
-    listed = round_trip(
-        {"sessions": [{"sessionId": "s", "cwd": "/ws", "title": None}], "nextCursor": "n"},
-        m.ListSessionsResponse,
-    )
-    assert listed.sessions[0].title is None
 
 
 def test_permission_requests_of_both_versions() -> None:
@@ -483,7 +421,7 @@ def test_every_session_update_type_round_trips() -> None:
             "content[0].content",
         ),
         ({"sessionUpdate": "usage_update", "used": True, "size": 1}, m.SessionUpdate, "used"),
-        ({"sessionId": "s"}, m.PromptRequest, "prompt"),
+        ({"sessionId": "s", "path": "/a"}, m.WriteTextFileRequest, "content"),
         ("text", m.Implementation, "Implementation"),
     ],
 )

@@ -9,7 +9,6 @@ from typing import Any
 import jsonschema
 import pytest
 
-from acpls.acp import models as m
 from acpls.acp.converter import (
     initialize_params,
     permission_cancelled,
@@ -137,49 +136,37 @@ def both(method: str, model: Any, versions: tuple[int, ...] = (1, 2)) -> None:
         validate_client_message(version, request(method, payload))
 
 
-def test_session_requests_are_valid() -> None:
-    both("session/new", m.NewSessionRequest(cwd=CWD))
-    both("session/new", m.NewSessionRequest(cwd=CWD, additional_directories=["/tmp/x"]))
-    both("session/load", m.LoadSessionRequest(session_id="s1", cwd=CWD), (1,))
-    both("session/resume", m.ResumeSessionRequest(session_id="s1", cwd=CWD, mcp_servers=[]))
-    both(
-        "session/resume",
-        m.ResumeSessionRequest(session_id="s1", cwd=CWD, replay_from={"type": "start"}),
-        (2,),
-    )
-    both("session/list", m.ListSessionsRequest())
-    both("session/list", m.ListSessionsRequest(cwd=CWD, cursor="abc"))
-    both("session/set_mode", m.SetSessionModeRequest(session_id="s1", mode_id="ask"), (1,))
-    both("authenticate", m.AuthenticateRequest(method_id="oauth"), (1,))
-    both("auth/login", m.LoginAuthRequest(method_id="oauth"), (2,))
+class _Conn:
+    """What `Hub.lifecycle_params` asks of the agent connection."""
+
+    def __init__(self, additional_directories: bool) -> None:
+        self.additional_directories = additional_directories
+
+    def session_capability(self, name: str) -> bool:
+        return name == "additionalDirectories" and self.additional_directories
 
 
-def test_new_session_always_carries_mcp_servers() -> None:
-    assert unstructure(m.NewSessionRequest(cwd=CWD)) == {"cwd": CWD, "mcpServers": []}
+def test_session_lifecycle_params_acpls_builds_are_valid(tmp_path: Path) -> None:
+    """session/new, load and resume carry `Hub.lifecycle_params` (with the editor's other
+    folders as additionalDirectories where the agent takes them), plus the session id."""
+    from acpls.core.hub import Hub
+    from tests.fuzz.frame_fuzzer import FakeEditor
 
+    class TwoFolders(FakeEditor):
+        @property
+        def workspace_roots(self) -> list[str]:
+            return [CWD, "/tmp/x"]
 
-def test_prompt_request_with_every_content_block_is_valid() -> None:
-    prompt: list[m.ContentBlock] = [
-        m.TextContent(text="hello"),
-        m.ResourceLink(name="main.py", uri="file:///home/user/project/main.py"),
-        m.EmbeddedResource(
-            resource=m.TextResourceContents(
-                uri="file:///home/user/project/main.py",
-                text="print(1)\n",
-                mime_type="text/x-python",
-            )
-        ),
-        m.ImageContent(data="aGk=", mime_type="image/png"),
-    ]
-    both("session/prompt", m.PromptRequest(session_id="s1", prompt=prompt))
-
-
-def test_cancel_notification_is_valid() -> None:
-    payload = unstructure(m.CancelSessionNotification(session_id="s1"))
-    for version in (1, 2):
-        validate_client_message(
-            version, {"jsonrpc": "2.0", "method": "session/cancel", "params": payload}
-        )
+    hub = Hub(TwoFolders(CWD), environ={}, state_dir=tmp_path / "state")
+    plain = hub.lifecycle_params(_Conn(False), CWD)  # type: ignore[arg-type]
+    wider = hub.lifecycle_params(_Conn(True), CWD)  # type: ignore[arg-type]
+    assert plain == {"cwd": CWD, "mcpServers": []}
+    assert wider["additionalDirectories"] == ["/tmp/x"]
+    for params in (plain, wider):
+        for version in (1, 2):
+            validate_client_message(version, request("session/new", params))
+        validate_client_message(1, request("session/load", {**params, "sessionId": "s1"}))
+    validate_client_message(2, request("session/resume", {**plain, "sessionId": "s1"}))
 
 
 def test_set_config_option_is_tagged_per_version() -> None:
@@ -221,21 +208,17 @@ def test_permission_responses_are_valid_in_both_versions() -> None:
 
 
 def test_v1_client_method_responses_are_valid() -> None:
-    answer(1, "fs/read_text_file", m.ReadTextFileResponse(content="x\n"))
-    answer(1, "fs/write_text_file", m.WriteTextFileResponse())
-    answer(1, "terminal/create", m.CreateTerminalResponse(terminal_id="t1"))
-    answer(1, "terminal/output", m.TerminalOutputResponse(output="ok", truncated=False))
-    answer(
-        1,
-        "terminal/output",
-        m.TerminalOutputResponse(
-            output="", truncated=True, exit_status=m.TerminalExitStatus(exit_code=1, signal=None)
-        ),
-    )
-    answer(1, "terminal/wait_for_exit", m.WaitForTerminalExitResponse(exit_code=0))
-    answer(1, "terminal/wait_for_exit", m.WaitForTerminalExitResponse(signal="SIGKILL"))
-    answer(1, "terminal/kill", m.KillTerminalResponse())
-    answer(1, "terminal/release", m.ReleaseTerminalResponse())
+    """The answers agent_requests.py and services/terminals.py build."""
+    from acpls.services.terminals import ExitStatus, OutputResult
+
+    answer(1, "fs/read_text_file", {"content": "x\n"})
+    for empty in ("fs/write_text_file", "terminal/kill", "terminal/release"):
+        answer(1, empty, {})
+    answer(1, "terminal/create", {"terminalId": "t1"})
+    answer(1, "terminal/output", OutputResult("ok", False, None).to_acp())
+    answer(1, "terminal/output", OutputResult("", True, ExitStatus(1, None)).to_acp())
+    answer(1, "terminal/wait_for_exit", ExitStatus(0, None).to_acp())
+    answer(1, "terminal/wait_for_exit", ExitStatus(None, "SIGKILL").to_acp())
 
 
 def test_validator_catches_a_wrong_result() -> None:

@@ -86,52 +86,11 @@ class ToolCallStatus(_OpenEnum):
     KNOWN = frozenset({PENDING, IN_PROGRESS, PAUSED, COMPLETED, FAILED, CANCELLED})
 
 
-class PermissionOptionKind(_OpenEnum):
-    ALLOW_ONCE: Final = "allow_once"
-    ALLOW_ALWAYS: Final = "allow_always"
-    REJECT_ONCE: Final = "reject_once"
-    REJECT_ALWAYS: Final = "reject_always"
-    KNOWN = frozenset({ALLOW_ONCE, ALLOW_ALWAYS, REJECT_ONCE, REJECT_ALWAYS})
-
-
-class StopReason(_OpenEnum):
-    END_TURN: Final = "end_turn"
-    MAX_TOKENS: Final = "max_tokens"
-    MAX_TURN_REQUESTS: Final = "max_turn_requests"
-    REFUSAL: Final = "refusal"
-    CANCELLED: Final = "cancelled"
-    ERROR: Final = "error"  # v2 only, carries `error`
-    KNOWN = frozenset({END_TURN, MAX_TOKENS, MAX_TURN_REQUESTS, REFUSAL, CANCELLED, ERROR})
-
-
-class PlanEntryStatus(_OpenEnum):
-    PENDING: Final = "pending"
-    IN_PROGRESS: Final = "in_progress"
-    COMPLETED: Final = "completed"
-    CANCELLED: Final = "cancelled"  # v2
-    KNOWN = frozenset({PENDING, IN_PROGRESS, COMPLETED, CANCELLED})
-
-
-class PlanEntryPriority(_OpenEnum):
-    HIGH: Final = "high"
-    MEDIUM: Final = "medium"
-    LOW: Final = "low"
-    KNOWN = frozenset({HIGH, MEDIUM, LOW})
-
-
 class SessionState(_OpenEnum):
     RUNNING: Final = "running"
     IDLE: Final = "idle"
     REQUIRES_ACTION: Final = "requires_action"
     KNOWN = frozenset({RUNNING, IDLE, REQUIRES_ACTION})
-
-
-class CompactionStatus(_OpenEnum):
-    IN_PROGRESS: Final = "in_progress"
-    COMPLETED: Final = "completed"
-    FAILED: Final = "failed"
-    CANCELLED: Final = "cancelled"
-    KNOWN = frozenset({IN_PROGRESS, COMPLETED, FAILED, CANCELLED})
 
 
 class SessionUpdateKind(_OpenEnum):
@@ -592,15 +551,6 @@ SessionUpdate: TypeAlias = (
 )
 
 
-@attrs.define(kw_only=True)
-class SessionNotification(AcpModel):
-    """`session/update` params (v1 SessionNotification, v2 UpdateSessionNotification)."""
-
-    session_id: str
-    update: SessionUpdate
-    meta: JsonObject | Omitted | None = OMITTED
-
-
 # --------------------------------------------------------------------------- shared objects
 
 
@@ -616,31 +566,6 @@ class Implementation(AcpModel):
 class EnvVariable(AcpModel):
     name: str
     value: str
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-@attrs.define(kw_only=True)
-class SessionMode(AcpModel):
-    id: str
-    name: str
-    description: str | Omitted | None = OMITTED
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-@attrs.define(kw_only=True)
-class SessionModeState(AcpModel):
-    current_mode_id: str
-    available_modes: list[SessionMode]
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-@attrs.define(kw_only=True)
-class SessionInfo(AcpModel):
-    session_id: str
-    cwd: str
-    additional_directories: list[str] | Omitted | None = OMITTED
-    title: str | Omitted | None = OMITTED
-    updated_at: str | Omitted | None = OMITTED
     meta: JsonObject | Omitted | None = OMITTED
 
 
@@ -687,69 +612,6 @@ class InitializeRequest(AcpModel):
 
 
 @attrs.define(kw_only=True)
-class NewSessionRequest(AcpModel):
-    cwd: str
-    # Always sent, even empty: some agents reject `session/new` without it.
-    mcp_servers: list[JsonObject] = attrs.field(factory=list)
-    additional_directories: list[str] | Omitted = OMITTED
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-@attrs.define(kw_only=True)
-class LoadSessionRequest(AcpModel):
-    """v1 `session/load` (the agent replays the conversation)."""
-
-    session_id: str
-    cwd: str
-    mcp_servers: list[JsonObject] = attrs.field(factory=list)
-    additional_directories: list[str] | Omitted = OMITTED
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-@attrs.define(kw_only=True)
-class ResumeSessionRequest(AcpModel):
-    """`session/resume`; v2 may ask for a replay with `replayFrom` ({"type": "start"})."""
-
-    session_id: str
-    cwd: str
-    mcp_servers: list[JsonObject] | Omitted = OMITTED
-    additional_directories: list[str] | Omitted = OMITTED
-    replay_from: JsonObject | Omitted | None = OMITTED  # v2
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-@attrs.define(kw_only=True)
-class ListSessionsRequest(AcpModel):
-    cwd: str | Omitted | None = OMITTED
-    cursor: str | Omitted | None = OMITTED
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-@attrs.define(kw_only=True)
-class PromptRequest(AcpModel):
-    session_id: str
-    prompt: list[ContentBlock]
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-@attrs.define(kw_only=True)
-class CancelSessionNotification(AcpModel):
-    """`session/cancel` params (v1 calls it CancelNotification; same shape)."""
-
-    session_id: str
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-@attrs.define(kw_only=True)
-class SetSessionModeRequest(AcpModel):
-    """v1 `session/set_mode`."""
-
-    session_id: str
-    mode_id: str
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-@attrs.define(kw_only=True)
 class SetSessionConfigOptionRequest(AcpModel):
     """`session/set_config_option`. `type`: v1 sends "boolean" for booleans and nothing for
     value ids; v2 always sends it ("id" or "boolean"). Use `set_config_option_params`."""
@@ -762,173 +624,12 @@ class SetSessionConfigOptionRequest(AcpModel):
 
 
 @attrs.define(kw_only=True)
-class AuthenticateRequest(AcpModel):
-    """v1 `authenticate`."""
-
-    method_id: str
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-@attrs.define(kw_only=True)
-class LoginAuthRequest(AcpModel):
-    """v2 `auth/login`."""
-
-    method_id: str
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-@attrs.define(kw_only=True)
 class RequestPermissionResponse(AcpModel):
     outcome: RequestPermissionOutcome
     meta: JsonObject | Omitted | None = OMITTED
 
 
-@attrs.define(kw_only=True)
-class ReadTextFileResponse(AcpModel):
-    content: str
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-@attrs.define(kw_only=True)
-class WriteTextFileResponse(AcpModel):
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-@attrs.define(kw_only=True)
-class CreateTerminalResponse(AcpModel):
-    terminal_id: str
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-@attrs.define(kw_only=True)
-class TerminalOutputResponse(AcpModel):
-    output: str
-    truncated: bool
-    exit_status: TerminalExitStatus | Omitted | None = OMITTED
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-@attrs.define(kw_only=True)
-class WaitForTerminalExitResponse(AcpModel):
-    exit_code: int | Omitted | None = OMITTED
-    signal: str | Omitted | None = OMITTED
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-@attrs.define(kw_only=True)
-class KillTerminalResponse(AcpModel):
-    """v1 `terminal/kill` result (older drafts called it KillTerminalCommandResponse)."""
-
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-@attrs.define(kw_only=True)
-class ReleaseTerminalResponse(AcpModel):
-    meta: JsonObject | Omitted | None = OMITTED
-
-
 # --------------------------------------------------------------------------- received by acpls
-
-
-@attrs.define(kw_only=True)
-class InitializeResponse(AcpModel):
-    """`initialize` result: v1 `agentCapabilities`/`agentInfo`, v2 `capabilities`/`info`.
-
-    Capabilities are kept raw (both versions' shapes are open); the helpers answer what acpls
-    needs to know whichever version answered."""
-
-    protocol_version: int
-    agent_capabilities: JsonObject | Omitted | None = OMITTED  # v1
-    agent_info: Implementation | Omitted | None = OMITTED  # v1
-    capabilities: JsonObject | Omitted | None = OMITTED  # v2
-    info: Implementation | Omitted | None = OMITTED  # v2
-    auth_methods: list[JsonObject] | Omitted | None = OMITTED
-    meta: JsonObject | Omitted | None = OMITTED
-
-    def implementation(self) -> Implementation | None:
-        """The agent's name and version, from whichever version's field is present."""
-        for value in (self.info, self.agent_info):
-            if isinstance(value, Implementation):
-                return value
-        return None
-
-    def _caps(self) -> JsonObject:
-        caps = self.capabilities if self.protocol_version >= 2 else self.agent_capabilities
-        return caps if isinstance(caps, dict) else {}
-
-    def _session_caps(self) -> JsonObject:
-        caps = self._caps()
-        key = "session" if self.protocol_version >= 2 else "sessionCapabilities"
-        value = caps.get(key)
-        return value if isinstance(value, dict) else {}
-
-    def _prompt_caps(self) -> JsonObject:
-        if self.protocol_version >= 2:
-            value = self._session_caps().get("prompt")
-        else:
-            value = self._caps().get("promptCapabilities")
-        return value if isinstance(value, dict) else {}
-
-    def _prompt_flag(self, key: str) -> bool:
-        value = self._prompt_caps().get(key)
-        # v1 advertises booleans, v2 objects (present = supported).
-        return value is True or isinstance(value, dict)
-
-    def supports_embedded_context(self) -> bool:
-        return self._prompt_flag("embeddedContext")
-
-    def supports_image(self) -> bool:
-        return self._prompt_flag("image")
-
-    def supports_audio(self) -> bool:
-        return self._prompt_flag("audio")
-
-    def supports_sessions(self) -> bool:
-        """v2 agents without `capabilities.session` have no session methods; v1 always has."""
-        if self.protocol_version >= 2:
-            return isinstance(self._caps().get("session"), dict)
-        return True
-
-    def supports_load_session(self) -> bool:
-        """v1 `session/load` (v2 has no such method: it resumes with `replayFrom`)."""
-        return self.protocol_version < 2 and self._caps().get("loadSession") is True
-
-    def supports_resume_session(self) -> bool:
-        if self.protocol_version >= 2:
-            return self.supports_sessions()
-        return isinstance(self._session_caps().get("resume"), dict)
-
-    def supports_list_sessions(self) -> bool:
-        if self.protocol_version >= 2:
-            return self.supports_sessions()
-        return isinstance(self._session_caps().get("list"), dict)
-
-    def supports_close_session(self) -> bool:
-        if self.protocol_version >= 2:
-            return self.supports_sessions()
-        return isinstance(self._session_caps().get("close"), dict)
-
-
-@attrs.define(kw_only=True)
-class NewSessionResponse(AcpModel):
-    session_id: str
-    modes: SessionModeState | Omitted | None = OMITTED  # v1
-    config_options: list[JsonObject] | Omitted | None = OMITTED
-    available_commands: list[JsonObject] | Omitted | None = OMITTED  # v2
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-@attrs.define(kw_only=True)
-class LoadSessionResponse(AcpModel):
-    """Result of v1 `session/load` and of `session/resume` in either version."""
-
-    modes: SessionModeState | Omitted | None = OMITTED  # v1
-    config_options: list[JsonObject] | Omitted | None = OMITTED
-    available_commands: list[JsonObject] | Omitted | None = OMITTED  # v2
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-ResumeSessionResponse: TypeAlias = LoadSessionResponse
 
 
 @attrs.define(kw_only=True)
@@ -938,13 +639,6 @@ class PromptResponse(AcpModel):
 
     stop_reason: str | Omitted | None = OMITTED  # v1 (required there)
     message_id: str | Omitted | None = OMITTED  # v2 (required there)
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-@attrs.define(kw_only=True)
-class ListSessionsResponse(AcpModel):
-    sessions: list[SessionInfo]
-    next_cursor: str | Omitted | None = OMITTED
     meta: JsonObject | Omitted | None = OMITTED
 
 

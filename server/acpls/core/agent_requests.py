@@ -13,8 +13,20 @@ import logging
 import os
 import uuid
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from acpls.acp.converter import structure
+from acpls.acp.models import (
+    AcpModelError,
+    CreateTerminalRequest,
+    KillTerminalRequest,
+    Omitted,
+    ReadTextFileRequest,
+    ReleaseTerminalRequest,
+    TerminalOutputRequest,
+    WaitForTerminalExitRequest,
+    WriteTextFileRequest,
+)
 from acpls.acp.transport import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, AcpError
 from acpls.core import ports
 from acpls.core.session import PendingPermission, Session
@@ -33,6 +45,14 @@ if TYPE_CHECKING:
     from acpls.core.parts import CoreParts as Hub
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+TerminalRequest = (
+    TerminalOutputRequest
+    | WaitForTerminalExitRequest
+    | KillTerminalRequest
+    | ReleaseTerminalRequest
+)
 
 
 class AgentRequests:
@@ -85,7 +105,9 @@ class AgentRequests:
     def _session(self, params: Any) -> Session:
         if not isinstance(params, dict):
             raise AcpError(INVALID_PARAMS, "params must be an object")
-        session_id = params.get("sessionId")
+        return self._session_of(params.get("sessionId"))
+
+    def _session_of(self, session_id: Any) -> Session:
         session = self.hub.sessions.get(session_id) if isinstance(session_id, str) else None
         if session is None:
             raise AcpError(INVALID_PARAMS, f"unknown sessionId {session_id!r}")
@@ -319,8 +341,9 @@ class AgentRequests:
         return os.path.normpath(path)
 
     async def read_text_file(self, params: Any) -> dict[str, Any]:
-        session = self._session(params)
-        path = await self.check_path(session, params.get("path"), "read")
+        request = _decode(params, ReadTextFileRequest)
+        session = self._session_of(request.session_id)
+        path = await self.check_path(session, request.path, "read")
         text = self.current_text(path)
         if text is None and self._reads_missing_as_empty() and not os.path.lexists(path):
             # Gemini CLI tells a missing file by a Node ENOENT error, which no JSON-RPC error
@@ -332,11 +355,11 @@ class AgentRequests:
             raise _not_readable(path)
         self._read_texts[path] = text
         self.hub.review.agent_read(path, text)
-        line, limit = params.get("line"), params.get("limit")
+        line, limit = _given(request.line), _given(request.limit)
         if line is not None or limit is not None:
             text = _slice(text, line, limit)
         if session.top_level:
-            start = line if isinstance(line, int) and line > 0 else 1
+            start = line if line is not None and line > 0 else 1
             self.hub.follow.move(FollowTarget(session.id, "fs/read_text_file", path, start, "read"))
         return {"content": text}
 
@@ -345,11 +368,10 @@ class AgentRequests:
         return conn is not None and conn.agent_info.get("name") in _MISSING_READS_EMPTY
 
     async def write_text_file(self, params: Any) -> dict[str, Any]:
-        session = self._session(params)
-        path = await self.check_path(session, params.get("path"), "write")
-        content = params.get("content")
-        if not isinstance(content, str):
-            raise AcpError(INVALID_PARAMS, "content must be a string")
+        request = _decode(params, WriteTextFileRequest)
+        session = self._session_of(request.session_id)
+        path = await self.check_path(session, request.path, "write")
+        content = request.content
         old = self.current_text(path)
         exists = old is not None or os.path.exists(path)
         await self._protect_unsaved_work(path, content)
@@ -445,25 +467,23 @@ class AgentRequests:
         )
         self.hub.pump.poke()
 
-    def _terminal_id(self, params: Any) -> tuple[Session, str]:
-        session = self._session(params)
-        terminal_id = params.get("terminalId")
-        if not isinstance(terminal_id, str):
-            raise AcpError(INVALID_PARAMS, "terminalId must be a string")
-        return session, terminal_id
+    def _terminal_id(self, params: Any, cls: type[TerminalRequest]) -> tuple[Session, str]:
+        request = _decode(params, cls)
+        return self._session_of(request.session_id), request.terminal_id
 
     async def terminal_create(self, params: Any) -> dict[str, Any]:
-        session = self._session(params)
-        command, args = params.get("command"), params.get("args") or []
-        if not isinstance(command, str) or not command:
+        request = _decode(params, CreateTerminalRequest)
+        session = self._session_of(request.session_id)
+        command, args = request.command, _given(request.args) or []
+        if not command:
             raise AcpError(INVALID_PARAMS, "command must be a non-empty string")
-        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-            raise AcpError(INVALID_PARAMS, "args must be a list of strings")
-        cwd = params.get("cwd") or session.cwd
+        cwd = _given(request.cwd) or session.cwd
         await self.check_path(session, cwd, "run a command in")
+        variables = _given(request.env)
+        env = None if variables is None else [{"name": v.name, "value": v.value} for v in variables]
         with _terminal_errors():
             terminal_id = await self.terminals.create(
-                session.id, command, args, params.get("env"), cwd, params.get("outputByteLimit")
+                session.id, command, args, env, cwd, _given(request.output_byte_limit)
             )
         shown = " ".join([command, *args])
         self.hub.terminals.open_client_terminal(session.id, terminal_id, command=shown, cwd=cwd)
@@ -471,24 +491,24 @@ class AgentRequests:
         return {"terminalId": terminal_id}
 
     async def terminal_output(self, params: Any) -> dict[str, Any]:
-        session, terminal_id = self._terminal_id(params)
+        session, terminal_id = self._terminal_id(params, TerminalOutputRequest)
         with _terminal_errors():
             return self.terminals.output(session.id, terminal_id).to_acp()
 
     async def terminal_wait_for_exit(self, params: Any) -> dict[str, Any]:
-        session, terminal_id = self._terminal_id(params)
+        session, terminal_id = self._terminal_id(params, WaitForTerminalExitRequest)
         with _terminal_errors():
             status = await self.terminals.wait_for_exit(session.id, terminal_id)
         return status.to_acp()
 
     async def terminal_kill(self, params: Any) -> dict[str, Any]:
-        session, terminal_id = self._terminal_id(params)
+        session, terminal_id = self._terminal_id(params, KillTerminalRequest)
         with _terminal_errors():
             await self.terminals.kill(session.id, terminal_id)
         return {}
 
     async def terminal_release(self, params: Any) -> dict[str, Any]:
-        session, terminal_id = self._terminal_id(params)
+        session, terminal_id = self._terminal_id(params, ReleaseTerminalRequest)
         with _terminal_errors():
             await self.terminals.release(session.id, terminal_id)
         self.hub.terminals.release(session.id, terminal_id)
@@ -501,6 +521,19 @@ class AgentRequests:
 
     async def aclose(self) -> None:
         await self.terminals.aclose()
+
+
+def _decode(params: Any, cls: type[T]) -> T:
+    """The agent's params as the ACP model `cls`; a wrong shape is InvalidParams naming it."""
+    try:
+        return structure(params, cls)
+    except AcpModelError as exc:
+        raise AcpError(INVALID_PARAMS, str(exc)) from exc
+
+
+def _given(value: T | Omitted | None) -> T | None:
+    """A field's value, None when the agent left it out or sent null."""
+    return None if isinstance(value, Omitted) else value
 
 
 @contextlib.contextmanager
