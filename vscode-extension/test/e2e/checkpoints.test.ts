@@ -1,0 +1,137 @@
+// Checkpoints in a real VS Code (code-server, the built .vsix), against the scripted test agent: two
+// turns, the second of which changes calc.py and creates extra.py straight on disk (as Claude Code
+// does, past the editor); "Restore checkpoint" on the second user message of the panel shows the
+// restore in Refactor Preview, Apply puts both files back on disk as they were before that turn, and
+// "Continue from here" opens a new session with that turn's prompt back in the input, editable.
+// Screenshots go to test-artifacts/vscode/ (prefixed "checkpoints").
+
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { readEnv, VsCode } from "./harness";
+
+const env = readEnv();
+const vscode = new VsCode(env);
+const agentLog = join(vscode.root, "agent.jsonl");
+
+const script = {
+  protocol: 1,
+  on_prompt: [
+    [{ update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "looked around" } } }],
+    [
+      { write_file: { path: "$cwd/calc.py", replace: ["return a * b", "return a ** b"] } },
+      { write_file: { path: "$cwd/extra.py", text: "x = 1\n" } },
+      { update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "changed calc.py" } } },
+    ],
+    [],
+  ],
+};
+
+const settings: Record<string, unknown> = {
+  "acpls.agent": {
+    command: "python3",
+    args: [join(env.repoRoot, "tests", "agents", "scripted_agent.py"), "--script-json", JSON.stringify(script), "--log", agentLog],
+    env: { PYTHONPATH: join(env.repoRoot, "server") },
+  },
+  "acpls.python": env.python,
+  "workbench.startupEditor": "none",
+  "workbench.tips.enabled": false,
+  "security.workspace.trust.enabled": false,
+  "telemetry.telemetryLevel": "off",
+  "extensions.autoCheckUpdates": false,
+  "extensions.autoUpdate": false,
+  "update.mode": "none",
+  "chat.commandCenter.enabled": false,
+  "workbench.secondarySideBar.defaultVisibility": "hidden",
+};
+
+function sent(method: string): Record<string, unknown>[] {
+  if (!existsSync(agentLog)) return [];
+  return readFileSync(agentLog, "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((m) => m.method === method)
+    .map((m) => m.params as Record<string, unknown>);
+}
+
+async function until(what: string, ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if (ok()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe("checkpoints in VS Code", { timeout: 240_000 }, () => {
+  before(async () => {
+    vscode.prepare(settings);
+    const installed = await vscode.installExtension();
+    assert.match(installed, /acpls/, installed);
+    await vscode.start({});
+  });
+
+  after(async () => {
+    if (process.exitCode !== undefined && process.exitCode !== 0) console.log(vscode.output.slice(-4000));
+    await vscode.stop();
+  });
+
+  test("Restore checkpoint on a message: Refactor Preview, files back on disk, continue from there", async () => {
+    const page = vscode.page;
+    const calc = join(vscode.workspace, "calc.py");
+    const extra = join(vscode.workspace, "extra.py");
+    const before = readFileSync(calc, "utf8");
+    await page.locator(".statusbar-item", { hasText: "Follow" }).first().waitFor({ timeout: 60_000 });
+    await vscode.command("acpls: Open the agent panel");
+    const panel = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+    const prompt = panel.locator("textarea.prompt");
+    await prompt.waitFor({ timeout: 60_000 });
+    await prompt.click();
+    await prompt.fill("Look around");
+    await prompt.press("Enter");
+    await panel.locator(".turn-end").nth(0).waitFor({ timeout: 60_000 });
+    await prompt.fill("Make multiply a power\nand tell me why");
+    await prompt.press("Enter");
+    await panel.locator(".turn-end").nth(1).waitFor({ timeout: 60_000 });
+    assert.match(readFileSync(calc, "utf8"), /return a \*\* b/);
+    assert.ok(existsSync(extra));
+
+    const second = panel.locator(".item.message.user").nth(1);
+    await second.hover();
+    await second.locator("button.restore").click();
+    // Refactor Preview lists the restore's edits, each to be ticked (acpls marks them
+    // needsConfirmation); nothing changes until Apply.
+    const apply = page.locator(".monaco-button", { hasText: /^Apply$/ }).first();
+    await apply.waitFor({ timeout: 30_000 });
+    const preview = page.locator(".bulk-edit-panel");
+    for (const name of ["calc.py", "extra.py"]) {
+      const row = preview.locator(".monaco-list-row", { hasText: name }).first();
+      await row.waitFor({ timeout: 10_000 });
+      await row.locator(".edit-checkbox").first().click();
+    }
+    await vscode.screenshot("checkpoints-refactor-preview");
+    assert.match(readFileSync(calc, "utf8"), /return a \*\* b/);
+    await apply.click();
+    await until("calc.py back on disk", () => readFileSync(calc, "utf8") === before);
+    await until("extra.py removed", () => !existsSync(extra));
+
+    const toast = page.locator(".notification-toast", { hasText: "Restored 2 files" });
+    await toast.waitFor({ timeout: 30_000 });
+    await vscode.screenshot("checkpoints-restored");
+    await toast.locator(".monaco-button", { hasText: "Continue from here" }).click();
+    for (let i = 0; i < 100 && (await prompt.inputValue()) === ""; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(await prompt.inputValue(), "Make multiply a power\nand tell me why");
+    // A new session (the agent offers no fork), shown empty until the prompt is sent again.
+    assert.equal(sent("session/new").length, 2);
+    assert.equal(await panel.locator(".item.message.user").count(), 0);
+    await vscode.screenshot("checkpoints-continue");
+    await prompt.press("Enter");
+    await until("the prompt in the new session", () => sent("session/prompt").length === 3);
+    const third = sent("session/prompt")[2] as { sessionId: string; prompt: { type: string; text?: string }[] };
+    assert.equal(third.sessionId, "scripted-2");
+    // The conversation up to that turn comes first, then the prompt itself.
+    assert.match(third.prompt[0]?.text ?? "", /Look around/);
+    assert.equal(third.prompt.at(-1)?.text, "Make multiply a power\nand tell me why");
+  });
+});
