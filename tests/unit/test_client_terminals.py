@@ -304,9 +304,9 @@ async def test_tree_killed_when_leader_was_reaped_before_start_time_read(
 ) -> None:
     """A leader that exits at once can be reaped before its start time is read; its
     background children must still be found (through the session) and killed."""
-    import acpls.services.terminals as module
+    from acpls.services.process_tree import ProcessTrees
 
-    monkeypatch.setattr(module, "_start_time", lambda pid: None)
+    monkeypatch.setattr(ProcessTrees, "start_time", lambda self, pid: None)
     tid = await terms.create("s1", "/bin/sh", ["-c", "sleep 300 & echo bg=$!"])
     out = await wait_output(terms, "s1", tid, "bg=")
     pid = int(out.split("bg=")[1].split()[0])

@@ -2,16 +2,16 @@
 ``release`` backed by real processes.
 
 Each terminal runs one process on its own pseudo-terminal (so programs see a tty and emit colour)
-in its own session and process group (so kill/release reach the whole tree). The pty master is read
-by the asyncio loop (``loop.add_reader``) in bounded chunks; every chunk goes to ``on_output`` (the
-lead forwards it to the editor) and into a bounded per-terminal buffer the agent reads with
-``output``.
+in its own session and process group (so kill/release reach the whole tree): a POSIX pty on Linux
+and macOS, ConPTY on Windows (services/ptys.py). Output is read in bounded chunks; every chunk goes
+to ``on_output`` (the lead forwards it to the editor) and into a bounded per-terminal buffer the
+agent reads with ``output``.
 
 Choices worth knowing:
 
 * ``command`` with ``args`` is executed directly. ``command`` without ``args`` that is not an
   executable by itself but contains spaces or shell metacharacters is a shell line, run through
-  ``/bin/sh -c`` (agents send both forms).
+  ``/bin/sh -c`` (``cmd.exe /d /s /c`` on Windows; agents send both forms).
 * stdin is ``/dev/null``: ACP v1 gives the agent no way to type into a terminal, so a program that
   prompts gets end-of-file at once instead of hanging until the agent gives up. stdout and stderr
   are the pty, which is what decides colour and column layout. ``PAGER``/``GIT_PAGER`` default to
@@ -22,27 +22,28 @@ Choices worth knowing:
   the pty), or at most ``_DRAIN_AFTER_EXIT_S`` after the exit when a background grandchild keeps the
   pty open.
 * Killing takes the process group, every process of the terminal's session, and every descendant
-  found through ``/proc`` (this catches children that started their own session). A process that
-  double-forks *and* leaves the session cannot be tracked without cgroups; that is the one escape.
+  found in the process table (``/proc``, or ``ps`` on macOS; services/process_tree.py), which
+  catches children that started their own session. A process that double-forks *and* leaves the
+  session cannot be tracked without cgroups; that is the one escape. On Windows ``taskkill /T``
+  ends the tree.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
-import fcntl
 import itertools
 import logging
 import os
 import shutil
 import signal
-import struct
-import termios
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
+
+from acpls.services.process_tree import SIGKILL, SIGTERM, Member
+from acpls.services.ptys import Platform, PtyChild
 
 log = logging.getLogger(__name__)
 
@@ -50,9 +51,7 @@ INVALID_PARAMS = -32602
 RESOURCE_NOT_FOUND = -32002
 INTERNAL_ERROR = -32603
 
-_READ_CHUNK = 64 * 1024
 _DRAIN_AFTER_EXIT_S = 0.5
-_POLL_S = 0.05
 _SHELL_CHARS = frozenset(" \t\n|&;<>()$`\\\"'*?[]#~=%{}!")
 
 
@@ -108,13 +107,15 @@ class ClientTerminals:
         kill_grace_s: float = 2.0,
         columns: int = 120,
         rows: int = 40,
+        platform: Platform | None = None,
     ) -> None:
         self._base_env = dict(base_env)
         self._on_output = on_output
         self._on_exit = on_exit
         self._max_output_bytes = max_output_bytes
         self._kill_grace_s = kill_grace_s
-        self._winsize = struct.pack("HHHH", rows, columns, 0, 0)
+        self._size = (rows, columns)
+        self._platform = platform if platform is not None else Platform.current()
         self._terminals: dict[tuple[str, str], _Terminal] = {}
         self._ids = itertools.count(1)
         self._closed = False
@@ -136,10 +137,10 @@ class ClientTerminals:
         limit = self._check_limit(output_byte_limit)
         work_dir = _check_cwd(cwd)
         full_env = self._environment(env)
-        argv = _argv(command, args or [], full_env, work_dir)
+        argv = _argv(command, args or [], full_env, work_dir, self._platform)
         terminal_id = f"term_{next(self._ids)}"
         terminal = _Terminal(self, session_id, terminal_id, limit)
-        await terminal.start(argv, full_env, work_dir, self._winsize)
+        await terminal.start(argv, full_env, work_dir, self._size)
         if self._closed:  # aclose() ran while the process was starting
             await terminal.close(self._kill_grace_s)
             raise TerminalError(INTERNAL_ERROR, "terminals are shut down")
@@ -245,6 +246,7 @@ class _Terminal:
 
     def __init__(self, owner: ClientTerminals, session_id: str, terminal_id: str, limit: int):
         self.owner = owner
+        self.platform = owner._platform
         self.session_id = session_id
         self.terminal_id = terminal_id
         self.limit = limit
@@ -254,71 +256,28 @@ class _Terminal:
         self.exited = asyncio.Event()
         self.eof = asyncio.Event()
         self.pid = 0
-        self.start_time: int | None = None
-        self._process: asyncio.subprocess.Process | None = None
-        self._master: int | None = None
-        self._reading = False
+        self.start_time: int | str | None = None
+        self._child: PtyChild | None = None
         self._waiter: asyncio.Task[None] | None = None
 
     async def start(
-        self, argv: list[str], env: dict[str, str], cwd: str | None, winsize: bytes
+        self, argv: list[str], env: dict[str, str], cwd: str | None, size: tuple[int, int]
     ) -> None:
-        master, slave = os.openpty()
         try:
-            fcntl.ioctl(slave, termios.TIOCSWINSZ, winsize)
-            os.set_blocking(master, False)
-            self._process = await asyncio.create_subprocess_exec(
-                *argv,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=slave,
-                stderr=slave,
-                cwd=cwd,
-                env=env,
-                start_new_session=True,
-            )
+            child: PtyChild = await self.platform.spawn(argv, env, cwd, *size)
         except (OSError, ValueError) as exc:
-            os.close(master)
-            os.close(slave)
             raise _spawn_error(argv[0], exc) from exc
-        except BaseException:
-            os.close(master)
-            os.close(slave)
-            raise
-        # Only the child may hold the slave side, or end of file never comes.
-        os.close(slave)
-        self._master = master
-        self.pid = self._process.pid
-        self.start_time = _start_time(self.pid)
-        loop = asyncio.get_running_loop()
-        loop.add_reader(master, self._on_readable)
-        self._reading = True
+        self._child = child
+        self.pid = child.pid
+        self.start_time = self.platform.trees.start_time(self.pid)
+        child.start_reading(self._on_data, self.eof.set)
         self._waiter = asyncio.create_task(self._wait_process(), name=f"{self.terminal_id}-wait")
 
     # -- output -------------------------------------------------------------------------------
 
-    def _on_readable(self) -> None:
-        self._read_chunk()
-
-    def _read_chunk(self) -> bool:
-        """Read one bounded chunk; False when nothing was there (or the pty is finished)."""
-        if self._master is None or not self._reading:
-            return False
-        try:
-            data = os.read(self._master, _READ_CHUNK)
-        except BlockingIOError:
-            return False
-        except OSError as exc:
-            # EIO: every slave descriptor is closed, i.e. the whole tree let go of the terminal.
-            if exc.errno != errno.EIO:
-                log.warning("terminal %s read failed: %s", self.terminal_id, exc)
-            self._stop_reading()
-            return False
-        if not data:
-            self._stop_reading()
-            return False
+    def _on_data(self, data: bytes) -> None:
         self._append(data)
         self.owner._emit_output(self, data)
-        return True
 
     def _append(self, data: bytes) -> None:
         if self.limit == 0:
@@ -330,17 +289,6 @@ class _Terminal:
             del self.buffer[:excess]
             self.truncated = True
 
-    def _stop_reading(self) -> None:
-        if self._reading and self._master is not None:
-            asyncio.get_running_loop().remove_reader(self._master)
-        self._reading = False
-        self.eof.set()
-
-    def _drain(self) -> None:
-        """Read what is still in the pty before closing it, so late output is not lost."""
-        while self._read_chunk():
-            pass
-
     def result(self) -> OutputResult:
         return OutputResult(
             output=_decode_tail(self.buffer, self.truncated),
@@ -351,8 +299,8 @@ class _Terminal:
     # -- exit ---------------------------------------------------------------------------------
 
     async def _wait_process(self) -> None:
-        assert self._process is not None
-        returncode = await self._process.wait()
+        assert self._child is not None
+        returncode = await self._child.wait()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.eof.wait(), _DRAIN_AFTER_EXIT_S)
         self.exit_status = _exit_status(returncode)
@@ -368,63 +316,87 @@ class _Terminal:
         return self.exit_status
 
     async def kill(self, grace_s: float) -> None:
-        tree = self._tree()
-        if tree:
-            _signal_tree(self.pid, tree, signal.SIGTERM)
-            survivors = await _wait_gone(tree, grace_s)
-            if survivors:
-                log.info("terminal %s: SIGKILL for %d process(es)", self.terminal_id, len(tree))
-                _signal_tree(self.pid, survivors | self._tree(), signal.SIGKILL)
+        if self.platform.windows:
+            await self._kill_windows(grace_s)
+        else:
+            await self._kill_posix(grace_s)
         if self._waiter is not None:
             try:
                 await asyncio.wait_for(asyncio.shield(self._waiter), grace_s + 5.0)
             except TimeoutError:
                 log.error("terminal %s: process %d does not exit", self.terminal_id, self.pid)
 
+    async def _kill_posix(self, grace_s: float) -> None:
+        trees = self.platform.trees
+        tree = self._tree()
+        if not tree:
+            return
+        trees.signal(self.pid, tree, SIGTERM)
+        survivors = await trees.wait_gone(tree, grace_s)
+        if survivors:
+            log.info("terminal %s: SIGKILL for %d process(es)", self.terminal_id, len(tree))
+            trees.signal(self.pid, survivors | self._tree(), SIGKILL)
+
+    async def _kill_windows(self, grace_s: float) -> None:
+        if self.exited.is_set() or self._waiter is None:
+            return
+        await asyncio.to_thread(self.platform.stop_tree, self.pid, force=False)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._waiter), grace_s)
+        if not self._waiter.done():
+            log.info("terminal %s: taskkill /F for process %d", self.terminal_id, self.pid)
+            await asyncio.to_thread(self.platform.stop_tree, self.pid, force=True)
+
     def kill_tree_now(self) -> None:
-        _signal_tree(self.pid, self._tree(), signal.SIGKILL)
+        if self.platform.windows:
+            self.platform.stop_tree(self.pid, force=True)
+        else:
+            self.platform.trees.signal(self.pid, self._tree(), SIGKILL)
 
     async def close(self, grace_s: float) -> None:
         try:
             await self.kill(grace_s)
         finally:
-            self._drain()
-            self._stop_reading()
-            if self._master is not None:
-                os.close(self._master)
-                self._master = None
+            if self._child is not None:
+                self._child.drain()
+                self._child.close()
+            self.eof.set()
             if self._waiter is not None and not self._waiter.done():
                 self._waiter.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await self._waiter
             self.exited.set()  # wake any wait_for_exit still pending
 
-    def _tree(self) -> set[tuple[int, int]]:
+    def _tree(self) -> set[Member]:
         """(pid, start time) of every live process that belongs to this terminal."""
-        return _process_tree(self.pid, self.start_time)
+        return self.platform.trees.tree(self.pid, self.start_time)
 
 
 # -- command line and environment ---------------------------------------------------------
 
 
-def _argv(command: str, args: list[str], env: dict[str, str], cwd: str | None) -> list[str]:
+def _argv(
+    command: str, args: list[str], env: dict[str, str], cwd: str | None, platform: Platform
+) -> list[str]:
     if not isinstance(command, str) or not command.strip():
         raise TerminalError(INVALID_PARAMS, "command must be a non-empty string")
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         raise TerminalError(INVALID_PARAMS, "args must be a list of strings")
     if any("\0" in part for part in (command, *args)):
         raise TerminalError(INVALID_PARAMS, "command and args must not contain NUL bytes")
-    executable = _find_executable(command, env, cwd)
+    executable = _find_executable(command, env, cwd, windows=platform.windows)
     if executable is not None:
         return [executable, *args]
     if any(ch in _SHELL_CHARS for ch in command):
         # A shell line; args (rare with this form) become the line's positional parameters.
-        return ["/bin/sh", "-c", f'{command} "$@"' if args else command, "sh", *args]
+        return platform.shell_argv(command, args)
     raise TerminalError(INVALID_PARAMS, f"command not found: {command}")
 
 
-def _find_executable(command: str, env: dict[str, str], cwd: str | None) -> str | None:
-    if "/" in command:
+def _find_executable(
+    command: str, env: dict[str, str], cwd: str | None, *, windows: bool = False
+) -> str | None:
+    if "/" in command or (windows and ("\\" in command or command[1:2] == ":")):
         path = command if os.path.isabs(command) else os.path.join(cwd or os.getcwd(), command)
         if os.path.isfile(path) and os.access(path, os.X_OK):
             return path
@@ -510,89 +482,3 @@ def _exit_status(returncode: int) -> ExitStatus:
             name = f"SIG{-returncode}"
         return ExitStatus(exit_code=None, signal=name)
     return ExitStatus(exit_code=returncode, signal=None)
-
-
-# -- process trees through /proc -------------------------------------------------------------
-
-
-def _stat(pid: int) -> tuple[int, int, int, int, str] | None:
-    """(ppid, pgrp, session, start time, state) of a process, or None when it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            raw = f.read()
-    except OSError:
-        return None
-    # The command name may contain spaces and parentheses; fields resume after the last ')'.
-    fields = raw[raw.rfind(b")") + 2 :].split()
-    return int(fields[1]), int(fields[2]), int(fields[3]), int(fields[19]), fields[0].decode()
-
-
-def _start_time(pid: int) -> int | None:
-    stat = _stat(pid)
-    return None if stat is None else stat[3]
-
-
-def _process_tree(leader: int, leader_start: int | None) -> set[tuple[int, int]]:
-    """Every live process of the terminal: members of its session and their descendants.
-
-    The session id is the leader's pid. That number cannot be reused while any process still
-    uses it as a session id, so session members are ours unless the pid now names a different
-    process (then the session is empty and the number was recycled). `leader_start` is None
-    when the leader exited before its start time could be read; any process with its pid is
-    then a different one.
-    """
-    if not os.path.isdir("/proc/self"):
-        return set() if leader_start is None else {(leader, leader_start)}
-    table: dict[int, tuple[int, int, int, int, str]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and (stat := _stat(int(entry))) is not None:
-            table[int(entry)] = stat
-    leader_stat = table.get(leader)
-    if leader_stat is not None and leader_stat[3] != leader_start:
-        return set()
-    members = {pid for pid, stat in table.items() if stat[2] == leader and stat[4] != "Z"}
-    if leader_stat is not None:
-        members.add(leader)
-    children: dict[int, list[int]] = {}
-    for pid, stat in table.items():
-        children.setdefault(stat[0], []).append(pid)
-    pending = list(members)
-    while pending:
-        for child in children.get(pending.pop(), []):
-            if child not in members and table[child][4] != "Z":
-                members.add(child)
-                pending.append(child)
-    return {(pid, table[pid][3]) for pid in members}
-
-
-def _alive(tree: set[tuple[int, int]]) -> set[tuple[int, int]]:
-    alive = set()
-    for pid, start in tree:
-        stat = _stat(pid)
-        if stat is not None and stat[3] == start and stat[4] != "Z":
-            alive.add((pid, start))
-    return alive
-
-
-async def _wait_gone(tree: set[tuple[int, int]], timeout_s: float) -> set[tuple[int, int]]:
-    """Poll until the processes are gone (they are not all our children, so /proc is the only
-    way to watch them); return the survivors."""
-    survivors = _alive(tree)
-    for _ in range(max(1, int(timeout_s / _POLL_S))):
-        if not survivors:
-            break
-        await asyncio.sleep(_POLL_S)
-        survivors = _alive(survivors)
-    return survivors
-
-
-def _signal_tree(leader: int, tree: set[tuple[int, int]], signum: signal.Signals) -> None:
-    if not tree:
-        return
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(leader, signum)
-    for pid, start in tree:
-        # Re-check the start time right before signalling so a recycled pid is never hit.
-        if _start_time(pid) == start:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signum)
