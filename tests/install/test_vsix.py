@@ -72,6 +72,10 @@ def test_package_holds_its_platforms_server_and_uv(target: str) -> None:
         for version in PYTHONS:
             module = f"{LIBS}orjson/orjson.{suffix.format(v=version)}"
             assert module in names, f"orjson for CPython {version} missing in {target}"
+        # Agent terminals on Windows run on ConPTY: pywinpty, in the win32 package only.
+        for version in PYTHONS:
+            winpty = f"{LIBS}winpty/_winpty.{suffix.format(v=version)}"
+            assert (winpty in names) == (fmt == "pe"), f"{winpty} in {target}: {winpty in names}"
         watchfiles = [n for n in compiled if n.startswith(f"{LIBS}watchfiles/")]
         assert watchfiles, "watchfiles' compiled module is missing"
         for name in compiled:

@@ -8,6 +8,9 @@ OUT_DIR/libs is a `pip install --target` of the acpls wheel made for the target'
 once per CPython version and merged: pure packages are the same for every version, and compiled
 modules carry the version in their file name (orjson: `*.cpython-312-darwin.so`), so the versions'
 modules sit side by side and each Python imports its own. abi3 modules (watchfiles) serve them all.
+pip evaluates a dependency's environment marker against the machine it runs on, not the target,
+so dependencies of one platform only (`pywinpty; sys_platform == 'win32'`) are read from the
+wheel's metadata, evaluated for the target, and named to pip explicitly.
 OUT_DIR/bin holds `uv` (`uv.exe` on Windows).
 """
 
@@ -23,6 +26,40 @@ import zipfile
 from pathlib import Path
 
 PYTHONS = ("3.11", "3.12", "3.13", "3.14")
+
+# VS Code target -> the marker environment of that platform (what a marker may ask of it).
+MARKER_ENVIRONMENTS: dict[str, dict[str, str]] = {
+    "linux-x64": {
+        "sys_platform": "linux",
+        "platform_system": "Linux",
+        "os_name": "posix",
+        "platform_machine": "x86_64",
+    },
+    "linux-arm64": {
+        "sys_platform": "linux",
+        "platform_system": "Linux",
+        "os_name": "posix",
+        "platform_machine": "aarch64",
+    },
+    "darwin-x64": {
+        "sys_platform": "darwin",
+        "platform_system": "Darwin",
+        "os_name": "posix",
+        "platform_machine": "x86_64",
+    },
+    "darwin-arm64": {
+        "sys_platform": "darwin",
+        "platform_system": "Darwin",
+        "os_name": "posix",
+        "platform_machine": "arm64",
+    },
+    "win32-x64": {
+        "sys_platform": "win32",
+        "platform_system": "Windows",
+        "os_name": "nt",
+        "platform_machine": "AMD64",
+    },
+}
 
 # VS Code target -> the wheel platform tags pip may take for it, best first.
 PLATFORMS: dict[str, tuple[str, ...]] = {
@@ -52,7 +89,33 @@ def platform_args(tags: tuple[str, ...]) -> list[str]:
     return [arg for tag in tags for arg in ("--platform", tag)]
 
 
+def requirements_of(wheel: Path) -> list[str]:
+    """The wheel's Requires-Dist lines (extras' ones left out)."""
+    with zipfile.ZipFile(wheel) as archive:
+        (metadata,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        lines = archive.read(metadata).decode().splitlines()
+    found = [line.split(":", 1)[1].strip() for line in lines if line.startswith("Requires-Dist:")]
+    return [r for r in found if "extra ==" not in r]
+
+
+def platform_only(requirements: list[str], target: str, python: str) -> list[str]:
+    """Requirements whose marker holds for the target but not for this machine (pip would skip
+    them), without their markers."""
+    from packaging.requirements import Requirement
+
+    target_env = {**MARKER_ENVIRONMENTS[target], "python_version": python}
+    chosen = []
+    for line in requirements:
+        req = Requirement(line)
+        if req.marker is None:
+            continue
+        if req.marker.evaluate(target_env) and not req.marker.evaluate():
+            chosen.append(f"{req.name}{req.specifier}")
+    return chosen
+
+
 def install_for(target: str, wheel: Path, python: str, into: Path) -> None:
+    extra = platform_only(requirements_of(wheel), target, python)
     pip(
         "install",
         "--no-compile",
@@ -65,6 +128,7 @@ def install_for(target: str, wheel: Path, python: str, into: Path) -> None:
         "--target",
         str(into),
         str(wheel),
+        *extra,
     )
 
 
