@@ -264,6 +264,12 @@ _CODEX_OPTIONS = {
     ),
 }
 
+_COPILOT_OPTIONS = (
+    ("allow_once", "Allow once", "allow_once"),
+    ("allow_always", "Always allow", "allow_always"),
+    ("reject_once", "Deny", "reject_once"),
+)
+
 AGENTS: dict[str, AgentSpec] = {
     spec.id: spec
     for spec in (
@@ -333,7 +339,9 @@ AGENTS: dict[str, AgentSpec] = {
             ("--acp",),
             _copilot_env,
             protocol=1,
+            # Its bash output arrives as tool-call content text (and in rawOutput.content).
             output_via="content",
+            options={"edit": _COPILOT_OPTIONS, "execute": _COPILOT_OPTIONS},
         ),
     )
 }
@@ -584,10 +592,12 @@ async def agent_run(
     server_env: dict[str, str],
     *,
     custom: bool = True,
+    open_session: bool = True,
     **settings: Any,
 ) -> AsyncIterator[AgentRun]:
     """The model server with `scenario`'s script, a git workspace, acpls (custom or generic mode)
-    with the agent configured offline, and an open session (mode set, signed in) ready to prompt.
+    with the agent configured offline, and an open session (mode set, signed in) ready to prompt
+    (`open_session=False`: no sign-in and no session yet, for tests of those).
     Anything of the run still alive at the end is killed (the test checks it with
     `exit_editor`)."""
     workspace = make_workspace(tmp_path / "ws")
@@ -613,7 +623,8 @@ async def agent_run(
                     env={"remove": ["*"]},
                     **settings,
                 )
-                await _open_session(run)
+                if open_session:
+                    await _open_session(run)
                 yield run
             finally:
                 _kill(run)

@@ -38,6 +38,7 @@ VARIANTS = [
     ("gemini", True),
     ("qwen", True),
     ("codex", True),
+    ("copilot", True),
     ("claude-v2", False),
     ("gemini", False),
     ("codex", False),

@@ -74,6 +74,8 @@ class AgentProcess:
         self._kill_reason: str | None = None
         # Called at once when acpls gives up on the agent, before its exit is seen.
         self.on_given_up: Callable[[str], None] | None = None
+        # Called with each stderr line (without its line end); must not raise.
+        self.on_stderr_line: Callable[[str], None] | None = None
         self.cwd = cwd
         self.env = env
         self.state = AgentState.STARTING
@@ -185,6 +187,8 @@ class AgentProcess:
             for raw in lines:
                 text = raw[:STDERR_LINE_MAX].decode("utf-8", "replace").rstrip("\r")
                 self.stderr_tail.append(text)
+                if self.on_stderr_line is not None:
+                    self.on_stderr_line(text)
                 if logged < STDERR_LOG_BUDGET_PER_SECOND:
                     stderr_logger.info("%s", text)
                     logged += 1
@@ -197,6 +201,8 @@ class AgentProcess:
                     suppressed += 1
         if pending:
             self.stderr_tail.append(pending.decode("utf-8", "replace"))
+            if self.on_stderr_line is not None:
+                self.on_stderr_line(pending.decode("utf-8", "replace"))
             stderr_logger.info("%s", pending.decode("utf-8", "replace"))
         if suppressed:
             stderr_logger.warning("(%d agent stderr lines not logged: rate limit)", suppressed)

@@ -30,6 +30,7 @@ from acpls.flow import FlowGate
 from acpls.settings import Settings, parse_settings
 from acpls.supervisor import TaskSupervisor
 from acpls.translate import usage
+from acpls.translate.agent_stderr import sandbox_problem
 from acpls.translate.mentions import Mention
 from acpls.translate.session_updates import SessionUpdateNormalizer
 from acpls.translate.terminals import TerminalStore
@@ -39,6 +40,8 @@ logger = logging.getLogger(__name__)
 
 CANCEL_GRACE_SECONDS = 3.0
 AGENT_START_TIMEOUT = 120.0
+# Distinct sandbox-failure lines shown per agent process (the rest stay in the log).
+MAX_SANDBOX_NOTICES = 3
 
 
 def default_state_dir(environ: Mapping[str, str]) -> Path:
@@ -170,6 +173,8 @@ class Hub:
         self.agent_requests.register(conn)
         self.questions.register(conn)
         conn.register({}, {"session/update": self.router.on_session_update})
+        shown: set[str] = set()
+        conn.process.on_stderr_line = lambda line: self._agent_stderr(conn, line, shown)
         self._restart_key = self._current_key()
         self._conn = conn
         self._status("starting")
@@ -219,6 +224,34 @@ class Hub:
         self._conn = None
         self._forget_sessions(message)
         self.tasks.spawn("release-client-terminals", self.agent_requests.close_all())
+
+    def _agent_stderr(self, conn: AgentConnection, line: str, shown: set[str]) -> None:
+        """A sandbox failure the agent reports only on stderr (Codex sends no tool call for a
+        command its sandbox could not run) is shown, not left in the log: a message and a
+        `notice` in each session, once per distinct line and at most a few per agent process."""
+        problem = sandbox_problem(line)
+        if problem is None or problem in shown or len(shown) >= MAX_SANDBOX_NOTICES:
+            return
+        shown.add(problem)
+        name = self.settings.agent.name
+        logger.warning("the agent %s reports a sandbox failure: %s", name, problem)
+        self.editor.show_message(
+            ports.MESSAGE_ERROR,
+            f"acpls: the agent {name} could not use its sandbox, so its commands or edits fail:"
+            f" {problem}",
+        )
+        if conn is not self._conn:
+            return
+        for session in list(self.sessions.values()):
+            self.router.send_update(
+                session,
+                {
+                    "sessionUpdate": "notice",
+                    "severity": "error",
+                    "title": f"{name}: sandbox failure",
+                    "description": problem,
+                },
+            )
 
     def _forget_sessions(self, reason: str) -> None:
         self.registry.close_all(reason)
