@@ -194,6 +194,45 @@ async def test_a_transcript_without_embedded_context_is_text(client, workspace, 
     assert "**You:** first question" in transcript["text"]
 
 
+async def test_a_session_closed_by_a_restart_is_handed_on_from_its_transcript(
+    client, workspace, tmp_path
+):
+    """Moving a task to another agent: after the agent restarts (as when the user switches
+    agents) the old session is no longer open, yet mentionCandidates offers it and @session
+    sends its transcript from disk."""
+    log = tmp_path / "agent.jsonl"
+    script = {"protocol": 1, "on_initialize": init(1, True)}
+    await start(client, workspace, scripted(script, log), custom=True)
+    # Two sessions before the restart, one after: the scripted agent numbers its sessions from 1
+    # again, so the second is the one no longer open.
+    await command(client, "acpls.newSession", {})
+    first = await command(
+        client,
+        "acpls.prompt",
+        {
+            "sessionId": (await command(client, "acpls.newSession", {}))["sessionId"],
+            "text": "start the parser rewrite",
+        },
+    )
+    await command(client, "acpls.restartAgent", {})
+    assert (await command(client, "acpls.newSession", {}))["sessionId"] != first["sessionId"]
+    found = await command(client, "acpls.mentionCandidates", {"query": first["sessionId"]})
+    stored = [i for i in found["items"] if i["type"] == "session"]
+    assert [i["sessionId"] for i in stored] == [first["sessionId"]]
+    assert stored[0]["label"].startswith(f"{first['sessionId']} (")
+    mention = {"type": "session", "sessionId": first["sessionId"]}
+    await command(client, "acpls.prompt", {"text": "carry on", "mentions": [mention]})
+    transcript = prompts(log, 1)[-1][1]
+    assert transcript["type"] == "resource"
+    assert "**You:** start the parser rewrite" in transcript["resource"]["text"]
+    with pytest.raises(JsonRpcException, match="not open, and no transcript"):
+        await command(
+            client,
+            "acpls.prompt",
+            {"text": "x", "mentions": [{"type": "session", "sessionId": "never-was"}]},
+        )
+
+
 @pytest.mark.parametrize(
     "mentions",
     [

@@ -145,7 +145,11 @@ function Chat:_make_buffers()
   map(self.out_buf, 'n', keys.restore, function()
     self:restore_here()
   end, 'acpls: restore the workspace to before this message')
+  map(self.out_buf, 'n', keys.copy, function()
+    self:copy_here()
+  end, 'acpls: copy this message or tool call into the prompt as context')
   vim.bo[self.in_buf].omnifunc = "v:lua.require'acpls.chat'.omnifunc"
+  require('acpls.cmp').attach(self.in_buf)
   require('acpls.mentions').highlight(self.in_buf)
   map(self.in_buf, 'n', keys.send_normal, function()
     self:send_input()
@@ -271,6 +275,42 @@ function Chat:restore_here()
     return
   end
   require('acpls.checkpoints').restore_turn(self.client_id, self.session_id, n, text)
+end
+
+--- "Copy as context": the agent's message or tool call (or your message) under the cursor, quoted
+--- into the prompt input after what is there, for the next prompt (or another chat's: `chat`).
+---@param target table? the chat whose prompt gets it (default: this one)
+function Chat:copy_here(target)
+  local row = vim.api.nvim_win_get_cursor(0)[1] - 1
+  local block, start = self.view:block_at(row)
+  if not block then
+    vim.notify('acpls: put the cursor on a message or a tool call')
+    return
+  end
+  local lines = vim.api.nvim_buf_get_lines(self.out_buf, start, start + block.nlines, false)
+  while lines[1] == '' do
+    table.remove(lines, 1)
+  end
+  while lines[#lines] == '' do
+    table.remove(lines)
+  end
+  local what = block.kind == 'tool' and 'tool call' or (block.role == 'user' and 'my message' or 'agent message')
+  local quoted = { ('Context (%s, copied from the chat):'):format(what), '```' }
+  vim.list_extend(quoted, lines)
+  table.insert(quoted, '```')
+  target = target or self
+  local input = vim.api.nvim_buf_get_lines(target.in_buf, 0, -1, false)
+  if #input == 1 and input[1] == '' then
+    input = {}
+  end
+  vim.list_extend(input, quoted)
+  table.insert(input, '')
+  vim.api.nvim_buf_set_lines(target.in_buf, 0, -1, false, input)
+  local win = vim.fn.bufwinid(target.in_buf)
+  if win ~= -1 then
+    vim.api.nvim_win_set_cursor(win, { #input, 0 })
+  end
+  vim.notify(('acpls: %s copied into the prompt'):format(what))
 end
 
 --- Put `text` into the prompt input (replacing what is there).
@@ -777,6 +817,58 @@ function M.attach(path)
     chat:update_prompt_bar()
   end
   return chat
+end
+
+--- The clipboard tools tried by `:Acpls paste`, in order: `{argv, when}`.
+local function clipboard_commands()
+  local out = {}
+  if vim.env.WAYLAND_DISPLAY and vim.fn.executable('wl-paste') == 1 then
+    table.insert(out, { 'wl-paste', '--no-newline', '--type', 'image/png' })
+  end
+  if vim.fn.executable('xclip') == 1 then
+    table.insert(out, { 'xclip', '-selection', 'clipboard', '-target', 'image/png', '-out' })
+  end
+  if vim.fn.executable('pngpaste') == 1 then
+    table.insert(out, { 'pngpaste', '-' })
+  end
+  return out
+end
+
+--- `:Acpls paste`: the clipboard's image (wl-paste, xclip or pngpaste) saved as a PNG file and
+--- attached to the next prompt as `:Acpls attach` does.
+function M.paste_image()
+  local commands = clipboard_commands()
+  if #commands == 0 then
+    vim.notify('acpls: no clipboard tool for images: install wl-clipboard (Wayland), xclip (X11) or pngpaste (macOS), or use :Acpls attach {path}', vim.log.levels.ERROR)
+    return nil
+  end
+  local problems = {}
+  for _, argv in ipairs(commands) do
+    local ok, done = pcall(function()
+      return vim.system(argv, { text = false }):wait(3000)
+    end)
+    local data = ok and done and done.code == 0 and done.stdout or ''
+    if data:sub(1, 8) == '\137PNG\r\n\26\n' then
+      local path = vim.fn.tempname() .. '-clipboard.png'
+      local file = assert(io.open(path, 'wb'))
+      file:write(data)
+      file:close()
+      return M.attach(path)
+    end
+    table.insert(problems, argv[1])
+  end
+  vim.notify(('acpls: the clipboard holds no image (asked %s)'):format(table.concat(problems, ', ')), vim.log.levels.WARN)
+  return nil
+end
+
+--- The copy-as-context mapping from outside the chat buffer (`:Acpls copy`).
+function M.copy_here()
+  local chat = by_buf[vim.api.nvim_get_current_buf()]
+  if not chat then
+    vim.notify('acpls: run this in a chat, on a message or a tool call')
+    return
+  end
+  chat:copy_here()
 end
 
 function M.prompt(text, context)
@@ -1316,7 +1408,7 @@ function M.omnifunc(findstart, base)
     end
   end
   if findstart == 0 and vim.startswith(base, '@') then
-    return chat and require('acpls.mentions').items(chat.client_id, base) or {}
+    return chat and require('acpls.mentions').items(chat.client_id, base, chat.session_id) or {}
   end
   if findstart == 1 then
     local start = line:find('/%S*$')
@@ -1326,6 +1418,35 @@ function M.omnifunc(findstart, base)
     return start - 1
   end
   return chat and slash_items(chat, base) or {}
+end
+
+--- Completion for other engines (nvim-cmp, blink.cmp: acpls.cmp, acpls.blink): in the prompt
+--- buffer `buf`, with `line` the text before the cursor, the 0-based byte column where the word
+--- being completed starts and the items (omnifunc's: `{word, menu?, info?}`); nil elsewhere.
+---@param buf integer
+---@param line string
+---@return integer? start
+---@return table[]? items
+function M.complete_line(buf, line)
+  local chat = by_buf[buf]
+  if not chat or buf ~= chat.in_buf then
+    return nil
+  end
+  local at = line:find('@%S*$')
+  if at and (at == 1 or line:sub(at - 1, at - 1):match('%s')) then
+    return at - 1, require('acpls.mentions').items(chat.client_id, line:sub(at), chat.session_id)
+  end
+  local slash = line:find('/%S*$')
+  if slash and vim.trim(line:sub(1, slash - 1)) == '' then
+    return slash - 1, slash_items(chat, line:sub(slash))
+  end
+  return nil
+end
+
+--- Whether `buf` is a chat's prompt buffer.
+function M.is_prompt_buf(buf)
+  local chat = by_buf[buf]
+  return chat ~= nil and chat.in_buf == buf
 end
 
 --- Typing `/` at the start of the prompt lists the agent's commands.

@@ -132,6 +132,22 @@ function View:user_message_at(row)
   return found, text
 end
 
+--- The message or tool call at 0-based `row` and its first row; nil on anything else.
+---@param row integer
+function View:block_at(row)
+  local start = 0
+  for _, b in ipairs(self.blocks) do
+    if row < start + b.nlines then
+      if b.kind == 'message' or b.kind == 'tool' then
+        return b, start
+      end
+      return nil
+    end
+    start = start + b.nlines
+  end
+  return nil
+end
+
 function View:line_count()
   local n = 0
   for _, b in ipairs(self.blocks) do

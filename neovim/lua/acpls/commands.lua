@@ -48,6 +48,18 @@ M.subcommands = {
       chat().attach(table.concat(rest, ' '))
     end,
   },
+  paste = {
+    desc = "attach the clipboard's image to the next prompt (wl-paste, xclip or pngpaste)",
+    run = function()
+      chat().paste_image()
+    end,
+  },
+  copy = {
+    desc = 'copy the message or tool call under the cursor into the prompt as context',
+    run = function()
+      chat().copy_here()
+    end,
+  },
   fix = {
     desc = "ask the agent to fix this line's diagnostic (`all`: every diagnostic in the buffer)",
     complete = { 'all' },

@@ -2,21 +2,60 @@
 -- workspace files, fuzzy, .gitignore respected; sessions) and the tokens of a sent prompt turned
 -- into `acpls.prompt` mentions (editors/protocol.md section 3.2):
 --   @file:PATH[#Lstart-end]   @session:ID   @diagnostics (every buffer's)   @diagnostics:PATH
+--   @symbol:NAME (a workspace symbol of the editor's other language servers)
+--   @terminal:ID (an agent terminal's recent output)
 local M = {}
 
-M.PATTERN = [[@\(file\|session\|diagnostics\)\(:\S\+\)\?]]
+M.PATTERN = [[@\(file\|session\|diagnostics\|symbol\|terminal\)\(:\S\+\)\?]]
 local TIMEOUT_MS = 2000
+local SYMBOL_TIMEOUT_MS = 1000
+
+-- Symbols offered by completion, by name: a sent `@symbol:NAME` is looked up here first.
+M.symbols = {}
+
+--- The workspace symbols matching `query` of every language server but acpls.
+---@param query string
+function M.workspace_symbols(query)
+  local out = {}
+  for _, c in ipairs(vim.lsp.get_clients()) do
+    if c.name ~= 'acpls' and c:supports_method('workspace/symbol') then
+      local answer = c:request_sync('workspace/symbol', { query = query }, SYMBOL_TIMEOUT_MS)
+      for _, s in ipairs(answer and type(answer.result) == 'table' and answer.result or {}) do
+        local loc = type(s.location) == 'table' and s.location or nil
+        if loc and loc.uri and loc.range then
+          table.insert(out, { name = s.name, kind = s.kind, container = s.containerName, uri = loc.uri, range = loc.range })
+        end
+      end
+    end
+  end
+  return out
+end
 
 --- Completion items for `base` (the text from `@`), asked of the chat's server synchronously:
 --- omnifunc has to answer at once.
 ---@param client_id integer
 ---@param base string
-function M.items(client_id, base)
+---@param session_id string? the chat's session (its agent terminals are offered)
+function M.items(client_id, base, session_id)
   local query = base:gsub('^@', ''):gsub('^file:', '')
   local items = {}
   for _, word in ipairs({ '@diagnostics' }) do
     if vim.startswith(word, base) then
       table.insert(items, { word = word, menu = 'diagnostics of every buffer' })
+    end
+  end
+  for _, t in ipairs(require('acpls.terminals').list()) do
+    local word = '@terminal:' .. t.terminalId
+    if (session_id == nil or t.sessionId == session_id) and (vim.startswith(word, base) or (t.command or ''):find(query, 1, true)) then
+      table.insert(items, { word = word, menu = 'terminal', info = t.command })
+    end
+  end
+  local symbol_query = query:gsub('^symbol:', '')
+  if #symbol_query >= 2 and not symbol_query:find('[/:]') then
+    for _, s in ipairs(M.workspace_symbols(symbol_query)) do
+      M.symbols[s.name] = s
+      local where = vim.fn.fnamemodify(vim.uri_to_fname(s.uri), ':.') .. ':' .. (s.range.start.line + 1)
+      table.insert(items, { word = '@symbol:' .. s.name, menu = 'symbol', info = where })
     end
   end
   local c = vim.lsp.get_client_by_id(client_id)
@@ -73,6 +112,23 @@ function M.parse(text, root)
       table.insert(mentions, mention)
     elseif kind == 'session' and arg ~= '' then
       table.insert(mentions, { type = 'session', sessionId = arg })
+    elseif kind == 'terminal' and arg ~= '' then
+      table.insert(mentions, { type = 'terminal', terminalId = arg })
+    elseif kind == 'symbol' and arg ~= '' then
+      local s = M.symbols[arg]
+      if not s then
+        for _, found in ipairs(M.workspace_symbols(arg)) do
+          if found.name == arg then
+            s = found
+            break
+          end
+        end
+      end
+      if s then
+        table.insert(mentions, { type = 'symbol', name = s.name, uri = s.uri, range = s.range })
+      else
+        vim.notify(('acpls: no symbol %s in the language servers\' workspace symbols: not sent'):format(arg), vim.log.levels.WARN)
+      end
     elseif kind == 'diagnostics' then
       local bufnr = nil
       if arg ~= '' then

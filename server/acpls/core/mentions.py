@@ -4,6 +4,7 @@ translate/mentions.py makes the blocks (editors/protocol.md section 3.2)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from typing import TYPE_CHECKING, Any
@@ -87,12 +88,37 @@ def _terminal(hub: Hub, mention: tm.Mention) -> dict[str, Any]:
 
 
 def _session(hub: Hub, mention: tm.Mention, embedded: bool, limit: int) -> dict[str, Any]:
-    session = hub.session(mention.session_id)
+    from acpls.core.errors import CommandError
+
+    try:
+        session = hub.session(mention.session_id)
+    except CommandError:
+        # Not open any more (the agent was restarted or switched): its transcript on disk, so a
+        # task moves from one agent to another.
+        return _stored_session(hub, mention, embedded, limit)
     assert session is not None
     uri = hub.router.transcript_uri(session)  # flushes it
     transcript = document_text(hub, uri)
     title = f"{session.title!r} ({session.id})" if session.title else session.id
     return tm.session_block(uri, title, transcript, embedded=embedded, max_bytes=limit)
+
+
+def _stored_session(hub: Hub, mention: tm.Mention, embedded: bool, limit: int) -> dict[str, Any]:
+    from acpls.core.errors import CommandError
+    from acpls.services.transcript import stored_transcript
+    from acpls.translate.uris import path_to_uri
+
+    session_id = str(mention.session_id)
+    found = stored_transcript(hub.state_dir, session_id)
+    if found is None:
+        raise CommandError(f"unknown session {session_id!r} (not open, and no transcript of it)")
+    label, path = found
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise CommandError(f"cannot read the transcript of {session_id!r}: {exc.strerror}") from exc
+    title = f"{session_id} ({label})"
+    return tm.session_block(path_to_uri(str(path)), title, text, embedded=embedded, max_bytes=limit)
 
 
 def _image(hub: Hub, mention: tm.Mention, image_ok: bool) -> dict[str, Any]:
@@ -159,8 +185,17 @@ async def mention_candidates(hub: Hub, query: str, limit: int) -> dict[str, Any]
         {"type": "file", "label": label, "uri": path_to_uri(paths[label])}
         for label in tm.best_matches(query, list(paths), limit)
     ]
+    open_ids: set[str] = set()
     for summary in hub.session_summaries().get("sessions", []):
+        open_ids.add(summary["sessionId"])
         label = summary.get("title") or summary["sessionId"]
         if tm.best_matches(query, [label], 1):
             items.append({"type": "session", "label": label, "sessionId": summary["sessionId"]})
+    # Sessions no longer open whose transcript acpls kept (another agent's, before a switch).
+    from acpls.services.transcript import stored_transcripts
+
+    for session_id, about, _ in await asyncio.to_thread(stored_transcripts, hub.state_dir, 10):
+        label = f"{session_id} ({about})"
+        if session_id not in open_ids and tm.best_matches(query, [label], 1):
+            items.append({"type": "session", "label": label, "sessionId": session_id})
     return {"items": items}

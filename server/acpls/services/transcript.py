@@ -33,6 +33,45 @@ def _safe_name(session_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", session_id)[:120] or "session"
 
 
+_HEADER = re.compile(r"^# acpls session (\S+) \((.*)\)$")
+
+
+def stored_transcripts(state_dir: Path, limit: int = 20) -> list[tuple[str, str, Path]]:
+    """`(session id, "agent, time", path)` of the transcripts on disk, newest first: sessions
+    acpls no longer has open (an agent restarted or switched) can still be handed on."""
+    directory = state_dir / "transcripts"
+    try:
+        files = sorted(directory.glob("*.md"), key=lambda p: p.stat().st_mtime, reverse=True)
+    except OSError:
+        return []
+    out: list[tuple[str, str, Path]] = []
+    for path in files:
+        try:
+            with path.open(encoding="utf-8", errors="replace") as handle:
+                first = handle.readline().rstrip("\n")
+        except OSError:
+            continue
+        match = _HEADER.match(first)
+        if match is not None:
+            out.append((match.group(1), match.group(2), path))
+        if len(out) >= limit:
+            break
+    return out
+
+
+def stored_transcript(state_dir: Path, session_id: str) -> tuple[str, Path] | None:
+    """The transcript on disk of `session_id` and its "agent, time" label, if there is one."""
+    path = state_dir / "transcripts" / f"{_safe_name(session_id)}.md"
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            match = _HEADER.match(handle.readline().rstrip("\n"))
+    except OSError:
+        return None
+    if match is None or match.group(1) != session_id:
+        return None
+    return match.group(2), path
+
+
 class Transcript:
     def __init__(self, path: Path, agent: str) -> None:
         self.path = path
