@@ -158,11 +158,16 @@ async def start(
     **settings: Any,
 ) -> types.InitializeResult:
     options = {"agent": agent, **settings}
+    caps = capabilities(custom, editor)
+    # Requests newer than version 1 that this test client handles (disk_editor sets them).
+    features = getattr(client, "acpls_features", None)
+    if custom and features and isinstance(caps.experimental, dict):
+        caps.experimental["acpls"].update(features)
     folders = [types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")]
     folders += [types.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in more_folders]
     return await client.initialize_session(
         types.InitializeParams(
-            capabilities=capabilities(custom, editor),
+            capabilities=caps,
             root_uri=workspace.as_uri(),
             workspace_folders=folders,
             initialization_options=options,

@@ -120,6 +120,7 @@ async def disk_editor(server_env: dict[str, str]) -> AsyncIterator[DiskEditor]:
     client = await config.start()
     assert isinstance(client, LanguageClient)
     editor = DiskEditor(client)
+    client.acpls_features = {"resolveConflict": True}  # type: ignore[attr-defined]
 
     @client.feature(types.WORKSPACE_APPLY_EDIT)
     def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:

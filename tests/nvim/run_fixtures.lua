@@ -40,6 +40,29 @@ for _, path in ipairs(files) do
         T.fill_question(answer.result.content)
         assert(coroutine.status(co) == 'dead', 'the question did not finish after the answers')
         report.results[name] = result
+      elseif msg.method == 'acpls/resolveConflict' then
+        -- Asked with vim.ui.select: the diff first (a new tab, both texts in diff mode), then keep.
+        local result
+        local co = coroutine.create(function()
+          result = handler(nil, msg.params, ctx)
+        end)
+        local ok, err = coroutine.resume(co)
+        assert(ok, err)
+        T.answer_label(T.open_selects()[1].index, 'Show the diff')
+        vim.wait(1000, function()
+          return #T.open_selects() > 0
+        end)
+        local diffed = {}
+        for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+          if vim.wo[win].diff then
+            table.insert(diffed, vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false))
+          end
+        end
+        report.conflict_diff = diffed
+        vim.cmd('tabclose')
+        T.answer_label(T.open_selects()[1].index, 'Keep mine')
+        assert(coroutine.status(co) == 'dead', 'the conflict question did not finish')
+        report.results[name] = result
       elseif msg.method == 'acpls/authEnv' or msg.method == 'acpls/runLogin' then
         local result
         local co = coroutine.create(function()

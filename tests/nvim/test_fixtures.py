@@ -50,6 +50,16 @@ def test_every_fixture_goes_through_the_handlers(plain_nvim):
         report["results"]["acpls_authEnv.json"] == report["expected"]["acpls_authEnv.result.json"]
     )
     assert report["results"]["acpls_runLogin.json"] == {"exitCode": -1}
+    # A conflict: the diff (yours left, the agent's right), then keep mine, the golden answer.
+    assert (
+        report["results"]["acpls_resolveConflict.json"]
+        == report["expected"]["acpls_resolveConflict.result.json"]
+    )
+    conflict = json.loads((FIXTURES / "acpls_resolveConflict.json").read_text())["params"]
+    assert report["conflict_diff"] == [
+        conflict["mine"].splitlines(),
+        conflict["theirs"].splitlines(),
+    ]
 
     # What a user would see: the chat of session s1 with the updates rendered.
     chat = "\n".join(

@@ -339,12 +339,6 @@ async def test_unsaved_text_survives_the_turn_and_reject_all(
     ],
     ids=["claude-v2-custom-keep", "claude-v1-custom-take", "claude-v2-generic-keep"],
 )
-@pytest.mark.xfail(
-    strict=True,
-    reason="acpls does not yet ask (acpls/resolveConflict, or showMessageRequest in generic mode)"
-    " when an agent writes straight to disk a file the editor holds with unsaved changes: the"
-    " `diffs` helper's disk-write conflicts are not on main",
-)
 async def test_disk_write_over_unsaved_text_asks_the_user(
     agent: str, custom: bool, choice: str, tmp_path: Path, server_env: dict[str, str]
 ):
@@ -360,6 +354,13 @@ async def test_disk_write_over_unsaved_text_asks_the_user(
         assert result["stopReason"] == "end_turn", run.log()
         assert disk_text(run.shop) == EDITED
         run.editor_notices_disk()  # an editor leaves a buffer with unsaved changes alone
+        # The question comes without holding up the turn: wait for it (bounded), and for the
+        # agent's text in the buffer when the user took it.
+        expected = UNSAVED if choice == "keepMine" else EDITED
+        async with asyncio.timeout(30):
+            asked = run.editor.conflicts if custom else answers.conflicts
+            while not asked or file_text(run) != expected:  # noqa: ASYNC110 - editor handlers
+                await asyncio.sleep(0.05)
         if custom:
             (conflict,) = [c for c in run.editor.conflicts if c["kind"] == "diskWrite"]
             assert conflict["path"] == str(run.shop), conflict
@@ -367,5 +368,6 @@ async def test_disk_write_over_unsaved_text_asks_the_user(
         else:
             (conflict,) = answers.conflicts
             assert str(run.shop) in conflict.message, conflict
-        assert file_text(run) == (UNSAVED if choice == "keepMine" else EDITED)
+        await run.review()  # acpls has taken the answer
+        assert file_text(run) == expected
         await run.exit_editor()

@@ -3,6 +3,7 @@
 // ids, so every UI command here is `acpls.ui.*`.
 
 import { AuthController } from "./auth";
+import { ConflictController } from "./conflicts";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { MentionSource } from "./mentions";
@@ -38,6 +39,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Api> {
   const follow = new FollowController(context, client);
   const permissions = new PermissionController(client, docs);
   const review = new ReviewController(client, docs);
+  new ConflictController(client, docs);
   const status = new StatusController(client);
   const questions: QuestionController = new QuestionController(client, (): Promise<void> => panel.showQuestions());
   const mentions = new MentionSource(client, terminals);

@@ -29,7 +29,7 @@ import {
 export const PROTOCOL_VERSION = 1;
 
 /** What the client puts under `capabilities.experimental.acpls` in `initialize`. */
-export const EXPERIMENTAL_CAPABILITY = { version: PROTOCOL_VERSION } as const;
+export const EXPERIMENTAL_CAPABILITY = { version: PROTOCOL_VERSION, resolveConflict: true } as const;
 
 // ---------------------------------------------------------------------------------------------------
 // Shared shapes
@@ -318,6 +318,25 @@ export type RunLoginParams = ReturnType<typeof checkRunLoginParams>;
 export type RunLoginResult = { exitCode: number | null };
 
 // ---------------------------------------------------------------------------------------------------
+// 5.13 acpls/resolveConflict (request): the user's text or another (the agent's disk write, the original)
+
+export const checkResolveConflictParams = object({
+  kind: str,
+  path: str,
+  uri: str,
+  message: str,
+  mine: optional(str),
+  theirs: optional(str),
+  sessionId: optional(str),
+  requestId: optional(str),
+});
+export type ResolveConflictParams = ReturnType<typeof checkResolveConflictParams>;
+export type ConflictChoice = "keepMine" | "takeTheirs";
+export type ResolveConflictResult = { choice: ConflictChoice } | null;
+export const checkResolveConflictResult: Check<ResolveConflictResult> = (value, path) =>
+  nullable(object({ choice: str }))(value, path) as ResolveConflictResult;
+
+// ---------------------------------------------------------------------------------------------------
 // Every server-to-editor message, with its check: the fixtures test walks this table.
 
 export const SERVER_MESSAGES = {
@@ -333,6 +352,7 @@ export const SERVER_MESSAGES = {
   "acpls/elicitationComplete": checkElicitationCompleteParams,
   "acpls/authEnv": checkAuthEnvParams,
   "acpls/runLogin": checkRunLoginParams,
+  "acpls/resolveConflict": checkResolveConflictParams,
 } as const satisfies Record<string, Check<unknown>>;
 export type ServerMethod = keyof typeof SERVER_MESSAGES;
 

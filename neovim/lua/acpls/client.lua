@@ -20,6 +20,7 @@ M.handlers = {
   ['acpls/elicitationComplete'] = { 'acpls.question', 'on_complete' },
   ['acpls/authEnv'] = { 'acpls.auth', 'on_auth_env', request = true },
   ['acpls/runLogin'] = { 'acpls.auth', 'on_run_login', request = true },
+  ['acpls/resolveConflict'] = { 'acpls.conflict', 'on_request', request = true },
   -- LSP's own: acpls withdraws a question it asked (a cancelled turn, the agent withdrew it).
   ['$/cancelRequest'] = { 'acpls.question', 'on_cancel_request' },
 }
@@ -108,7 +109,7 @@ function M.capabilities(opts)
   local caps = vim.lsp.protocol.make_client_capabilities()
   caps = vim.tbl_deep_extend('force', caps, opts.capabilities or {})
   caps.experimental = caps.experimental or {}
-  caps.experimental.acpls = { version = 1 }
+  caps.experimental.acpls = { version = 1, resolveConflict = true }
   return caps
 end
 

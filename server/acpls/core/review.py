@@ -39,6 +39,7 @@ from acpls.state.review import (
 from acpls.translate.diffs import AcpDiff, diff_from_content, place_v1
 from acpls.translate.follow import FollowTarget
 from acpls.translate.fragments import Placement
+from acpls.translate.text_edits import minimal_line_edits
 from acpls.translate.uris import path_to_uri, uri_to_path
 
 if TYPE_CHECKING:
@@ -54,6 +55,8 @@ SHOW_DIFF = "Show the diff"
 TAKE_ORIGINAL = "Take the original"
 TAKE_AGENTS = "Take the agent's"
 _MAX_ASKS = 3
+_DISK_COMPARE_LIMIT = 1024 * 1024
+_UNKNOWN = object()
 
 
 class ReviewController:
@@ -63,6 +66,8 @@ class ReviewController:
         self._watch: _Watch | None = None
         self._sent_revision = 0
         self._diff_dir: Path | None = None
+        # Files with an open question about an agent's disk write over unsaved text.
+        self._asking: set[str] = set()
 
     # -- turns -----------------------------------------------------------------------------------
     async def turn_started(self, session: Session) -> None:
@@ -76,9 +81,13 @@ class ReviewController:
         watch.watcher = watcher
         for uri, text in self.hub.editor.open_documents().items():
             try:
-                watcher.remember(uri_to_path(uri), text)
+                path = uri_to_path(uri)
             except ValueError:
                 continue
+            watcher.remember(path, text)
+            # What the disk holds under each open buffer: a buffer that differs has unsaved
+            # changes, which an agent's direct write must not silently replace.
+            watch.disk[os.path.realpath(path)] = _read_disk(path, _DISK_COMPARE_LIMIT)
         self._watch = watch
         try:
             await watcher.start()
@@ -185,6 +194,7 @@ class ReviewController:
             logger.info("no review baseline from the diff for %s: %s", path, placed.reason)
 
     async def _disk_changed(self, watch: _Watch, change: DiskChange) -> None:
+        self._check_unsaved(watch, change)
         store = self.store
         path = change.path
         text = change.text if change.change != "deleted" else None
@@ -205,6 +215,72 @@ class ReviewController:
         if session.top_level and text is not None:
             line = self._first_changed_line(path)
             self.hub.follow.move(FollowTarget(session.id, "disk", path, line, "edit"))
+
+    # -- an agent's disk write under a buffer with unsaved changes ---------------------------------
+    def _check_unsaved(self, watch: _Watch, change: DiskChange) -> None:
+        """The agent wrote a file whose open buffer has unsaved changes (it differed from the disk
+        before the write, and differs from the agent's text): the user's text stays in the
+        buffer, and the user is asked whether to take the agent's instead. Asked from a task of
+        its own, so the turn never waits for the answer."""
+        path = change.path
+        before = watch.disk.get(path, _UNKNOWN)
+        now = change.text if change.change != "deleted" else None
+        if change.change == "deleted" or change.is_text:
+            watch.disk[path] = now
+        if now is None or before is _UNKNOWN or path in self._asking:
+            return
+        found = self._open_buffer(path)
+        if found is None:
+            return
+        _uri, buffer = found
+        if buffer in (now, before):
+            return  # no unsaved changes, or the buffer already holds the agent's text
+        self._asking.add(path)
+        self.hub.tasks.spawn(
+            f"unsaved-conflict:{path}", self._ask_disk_write(watch.session.id, path, buffer, now)
+        )
+
+    def _open_buffer(self, path: str) -> tuple[str, str] | None:
+        """(URI, text) of the editor's open document of `path` (a real path), if any."""
+        for uri, text in self.hub.editor.open_documents().items():
+            try:
+                if os.path.realpath(uri_to_path(uri)) == path:
+                    return uri, text
+            except ValueError:
+                continue
+        return None
+
+    async def _ask_disk_write(self, session_id: str, path: str, mine: str, theirs: str) -> None:
+        try:
+            message = (
+                f"acpls: the agent wrote {path} on disk while the editor holds unsaved changes "
+                "in it. Your unsaved text stays in the editor; take the agent's version instead?"
+            )
+            choice = await self.ask("diskWrite", path, message, mine, theirs, session_id=session_id)
+            logger.info("agent's disk write over unsaved %s: %s", path, choice or "no answer")
+            if choice == "takeTheirs":
+                await self._take_disk_text(path)
+        finally:
+            self._asking.discard(path)
+
+    async def _take_disk_text(self, path: str) -> None:
+        """The user took the agent's text: the buffer gets the disk's text (as it is now)."""
+        found = self._open_buffer(path)
+        disk = _read_disk(path)
+        if found is None or not isinstance(disk, str):
+            return
+        uri, buffer = found
+        edits = minimal_line_edits(buffer, disk)
+        if not edits:
+            return
+        change = {"textDocument": {"uri": uri, "version": None}, "edits": edits}
+        applied, reason = await self.hub.editor.apply_edit(
+            {"documentChanges": [change]}, f"Take the agent's {path}"
+        )
+        if not applied:
+            self.hub.editor.show_message(
+                ports.MESSAGE_WARNING, f"acpls: the editor did not take the agent's text: {reason}"
+            )
 
     def _first_changed_line(self, path: str) -> int | None:
         for changed in self.store.files():
@@ -429,12 +505,18 @@ class ReviewController:
             shutil.rmtree(diff_dir, ignore_errors=True)
 
 
-def _read_disk(path: str) -> str | None:
+def _read_disk(path: str, limit: int | None = None) -> str | object | None:
+    """The file's text; None when it does not exist; `_UNKNOWN` when unreadable, not UTF-8 or
+    over `limit` bytes."""
     try:
+        if limit is not None and os.path.getsize(path) > limit:
+            return _UNKNOWN
         with open(path, encoding="utf-8", newline="") as handle:
             return handle.read()
-    except (OSError, UnicodeDecodeError):
+    except FileNotFoundError:
         return None
+    except (OSError, UnicodeDecodeError):
+        return _UNKNOWN
 
 
 class _Watch:
@@ -444,6 +526,8 @@ class _Watch:
     def __init__(self, session: Session) -> None:
         self.session = session
         self.watcher: TurnWatcher
+        # The disk's text under each open buffer (see `_check_unsaved`), by real path.
+        self.disk: dict[str, str | object | None] = {}
 
 
 def _insert_all(text: str) -> dict[str, Any]:

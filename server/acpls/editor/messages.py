@@ -203,6 +203,7 @@ METHODS: dict[str, MethodSpec] = {
         MethodSpec(ELICITATION_COMPLETE, ElicitationCompleteParams, "notification"),
         MethodSpec(AUTH_ENV, AuthEnvParams, "request", AuthEnvResult),
         MethodSpec(RUN_LOGIN, RunLoginParams, "request", RunLoginResult),
+        MethodSpec(RESOLVE_CONFLICT, ResolveConflictParams, "request", ResolveConflictResult),
     )
 }
 

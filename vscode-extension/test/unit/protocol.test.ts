@@ -5,6 +5,7 @@ import { describe, test } from "node:test";
 import {
   checkElicitationResult,
   checkRequestPermissionResult,
+  checkResolveConflictResult,
   isServerMethod,
   KNOWN_UPDATE_KINDS,
   type KnownSessionUpdate,
@@ -45,6 +46,10 @@ describe("golden fixtures (editors/fixtures)", () => {
       } else {
         assert.ok("result" in f, "a fixture is a message or a result");
         const question = f.file.startsWith("acpls_elicitation.");
+        if (f.file.startsWith("acpls_resolveConflict.")) {
+          assertKeeps(f.result, checkResolveConflictResult(f.result, "result"), "result");
+          return;
+        }
         if (f.file.startsWith("acpls_authEnv.") || f.file.startsWith("acpls_runLogin.")) {
           assert.ok(typeof f.result === "object" && f.result !== null, "a sign-in answer is an object");
           return;
