@@ -140,15 +140,21 @@ def check_follow(run: AgentRun) -> None:
         assert set(located) <= followed, (located, run.follows())
 
 
+def shows_output(text: str) -> bool:
+    """The command's output is in `text`, not just its command line (`... && echo
+    report-written`, which permission prompts and tool-call titles show)."""
+    return COMMAND_OUTPUT in text.replace(f"echo {COMMAND_OUTPUT}", "")
+
+
 def check_command_output(run: AgentRun) -> None:
     spec = run.spec
     if not run.custom:
         if spec.output_via is not None:
-            assert any(COMMAND_OUTPUT in t for t in run.transcripts()), run.transcripts()
+            assert any(shows_output(t) for t in run.transcripts()), run.transcripts()
         return
     calls = run.tool_calls().values()
     if spec.output_via == "terminal":
-        assert COMMAND_OUTPUT in run.terminal_text()
+        assert shows_output(run.terminal_text()), run.terminal_text()
     elif spec.output_via == "content":
         texts = [
             item["content"].get("text", "")
@@ -156,9 +162,9 @@ def check_command_output(run: AgentRun) -> None:
             for item in call.get("content") or []
             if item.get("type") == "content"
         ]
-        assert any(COMMAND_OUTPUT in t for t in texts), list(calls)
+        assert any(shows_output(t) for t in texts), list(calls)
     elif spec.output_via == "rawOutput":
-        assert any(COMMAND_OUTPUT in str(c.get("rawOutput")) for c in calls), list(calls)
+        assert any(shows_output(str(c.get("rawOutput"))) for c in calls), list(calls)
 
 
 def check_review(run: AgentRun, files: list[dict[str, Any]]) -> None:
