@@ -1,5 +1,5 @@
 // Builds the extension (Node, CommonJS, `vscode` external), the webview script (browser IIFE), with
-// --tests the unit tests, and with --e2e the end-to-end driver. --production minifies; --watch rebuilds.
+// --tests the unit tests, with --e2e the end-to-end driver, and with --bench the editor benchmarks. --production minifies; --watch rebuilds.
 import * as esbuild from "esbuild";
 import { copyFileSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
@@ -47,8 +47,22 @@ if (args.has("--e2e")) {
     ...common,
     sourcemap: true,
     minify: false,
-    entryPoints: ["test/e2e/vscode.test.ts", "test/e2e/questions.test.ts", "test/e2e/queue.test.ts", "test/e2e/python.test.ts", "test/e2e/mentions.test.ts", "test/e2e/checkpoints.test.ts"],
+    entryPoints: ["test/e2e/vscode.test.ts", "test/e2e/questions.test.ts", "test/e2e/queue.test.ts", "test/e2e/python.test.ts", "test/e2e/mentions.test.ts", "test/e2e/checkpoints.test.ts", "test/e2e/speed.test.ts"],
     outdir: "out/test/e2e",
+    platform: "node",
+    format: "cjs",
+    target: "node20",
+    external: ["playwright-core"],
+  });
+}
+
+if (args.has("--bench")) {
+  builds.push({
+    ...common,
+    sourcemap: true,
+    minify: false,
+    entryPoints: ["test/bench/editors.ts"],
+    outdir: "out/test/bench",
     platform: "node",
     format: "cjs",
     target: "node20",

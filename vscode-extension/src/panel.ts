@@ -24,6 +24,9 @@ import { checkpointFor, userTurn } from "./model/checkpoints";
 
 const HISTORY_KEY = "acpls.promptHistory";
 const BATCH_MS = 16;
+/** Most updates in one message to the webview: a long load goes as many small messages, between
+ * which the webview takes the user's keys. */
+const MAX_POST_UPDATES = 500;
 
 export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable {
   static readonly viewId = "acpls.agent";
@@ -158,15 +161,22 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
     if (this.outbox !== undefined && this.outbox.sessionId !== params.sessionId) this.flush();
     this.outbox ??= { sessionId: params.sessionId, updates: [] };
     this.outbox.updates.push(params.update);
-    this.flushTimer ??= setTimeout(() => this.flush(), BATCH_MS);
+    this.flushTimer ??= setTimeout(() => this.flush(false), BATCH_MS);
   }
 
-  private flush(): void {
+  /** Posts what waits: everything (in messages of at most MAX_POST_UPDATES) when `all`, else one
+   * message, the rest on the next timer. */
+  private flush(all = true): void {
     if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
     const outbox = this.outbox;
-    this.outbox = undefined;
-    if (outbox !== undefined && outbox.updates.length > 0) this.post({ type: "updates", ...outbox });
+    if (outbox === undefined) return;
+    do {
+      const updates = outbox.updates.splice(0, MAX_POST_UPDATES);
+      if (updates.length > 0) this.post({ type: "updates", sessionId: outbox.sessionId, updates });
+    } while (all && outbox.updates.length > 0);
+    if (outbox.updates.length === 0) this.outbox = undefined;
+    else this.flushTimer = setTimeout(() => this.flush(false), BATCH_MS);
   }
 
   /** Called with the shown session's context meter text whenever it changes. */

@@ -61,8 +61,12 @@ export type SessionView = {
 /** What an update changed, so a renderer redraws only that. */
 export type Change = { items: string[]; removed: string[]; header: boolean; plan: boolean };
 
-/** Most items a session view keeps; older ones are dropped (the transcript keeps everything). */
-export const MAX_ITEMS = 2000;
+/**
+ * Most items a session view keeps; older ones are dropped (the transcript keeps everything) and the
+ * panel says so (ChatWindow.note). High enough for a 20,000-update session to be kept whole: the panel
+ * puts only a window of them in its page (model/chatWindow.ts), so the count costs memory, not speed.
+ */
+export const MAX_ITEMS = 50_000;
 
 export function emptySession(sessionId: string): SessionView {
   return { sessionId, state: "idle", items: [], configOptions: [], commands: [], trimmed: 0 };

@@ -1,6 +1,9 @@
 // The agent panel's page. It keeps a copy of the shown session, applies the host's batches of
 // session updates with the same reducer as the host, and redraws only the items an update changed,
-// at most once per animation frame. Markdown goes through the escaping renderer; all other text is
+// at most once per animation frame and for at most FRAME_BUDGET_MS of it (the rest waits for the
+// next frame, so keys typed in the prompt are taken between frames). Only a window of a long
+// conversation is in the page (model/chatWindow.ts): the last items, older pages put back on scroll
+// or with "Show earlier", and a note above the first shown item saying what is above it. Markdown goes through the escaping renderer; all other text is
 // set with textContent. Nothing from the agent is ever run.
 
 import {
@@ -19,6 +22,7 @@ import {
   toolKindIcon,
   toolStatusLabel,
 } from "../model/conversation";
+import { ChatWindow } from "../model/chatWindow";
 import { PromptHistory } from "../model/history";
 import { renderInline, renderMarkdown } from "../model/markdown";
 import type { AgentInfo, ContextChip, HostToPanel, PanelPrompt, PanelQuestion, PanelQueued, PanelToHost, SessionChoice } from "../model/panelMessages";
@@ -83,6 +87,12 @@ const planBox = el("div", "plan");
 const log = el("div", "log");
 log.setAttribute("role", "log");
 log.setAttribute("aria-live", "polite");
+/** First child of the log: what is above the first shown item, and the way to it. */
+const earlierNote = el("div", "earlier");
+const earlierText = el("span", "earlier-text");
+const earlierButton = button("fold-up", "Show earlier items", () => showEarlier(), "Show earlier");
+earlierNote.append(earlierText, earlierButton);
+earlierNote.hidden = true;
 const emptyHint = el(
   "div",
   "empty",
@@ -133,6 +143,11 @@ const nodes = new Map<string, HTMLElement>();
 const pending: Change = { items: [], removed: [], header: false, plan: false };
 let frame: number | undefined;
 let errorTimer: number | undefined;
+const chatWindow = new ChatWindow();
+/** `session.trimmed` when last rendered: a rise means the oldest items left the view. */
+let lastTrimmed = 0;
+/** Time a frame may spend creating and filling items; what is left waits for the next frame. */
+const FRAME_BUDGET_MS = 8;
 
 function schedule(change: Change): void {
   pending.items.push(...change.items);
@@ -152,33 +167,98 @@ let scrollToEnd = false;
 
 function renderPending(): void {
   frame = undefined;
+  const began = performance.now();
   const stick = atBottom() || scrollToEnd;
   scrollToEnd = false;
-  for (const id of pending.removed) {
-    nodes.get(id)?.remove();
-    nodes.delete(id);
+  const items = session?.items ?? [];
+  const trimmed = session?.trimmed ?? 0;
+  if (trimmed > lastTrimmed) chatWindow.trimmed(trimmed - lastTrimmed);
+  lastTrimmed = trimmed;
+  for (const id of pending.removed) dropNode(id);
+  pending.removed = [];
+  if (stick) {
+    // Following the end: the oldest shown items leave the page (they stay in the conversation).
+    const leaving = chatWindow.follow(items.length);
+    for (let i = leaving.from; i < leaving.to; i++) dropNode(items[i]?.id);
   }
-  const items = new Map((session?.items ?? []).map((item) => [item.id, item]));
-  for (const id of new Set(pending.items)) {
-    const item = items.get(id);
+  const shown = new Map<string, Item>();
+  for (let i = chatWindow.start; i < items.length; i++) {
+    const item = items[i];
+    if (item !== undefined) shown.set(item.id, item);
+  }
+  const ids = [...new Set(pending.items)];
+  let done = 0;
+  while (done < ids.length && (done === 0 || performance.now() - began < FRAME_BUDGET_MS)) {
+    const item = shown.get(ids[done] ?? "");
     if (item !== undefined) renderItem(item);
+    done += 1;
   }
+  pending.items = ids.slice(done);
   if (pending.header) renderHeader();
   if (pending.plan) renderPlan();
-  pending.items = [];
-  pending.removed = [];
   pending.header = false;
   pending.plan = false;
-  emptyHint.hidden = (session?.items.length ?? 0) > 0;
+  renderNote();
+  emptyHint.hidden = items.length > 0;
   if (stick) log.scrollTop = log.scrollHeight;
+  if (pending.items.length > 0) frame ??= requestAnimationFrame(renderPending);
+}
+
+function dropNode(id: string | undefined): void {
+  if (id === undefined) return;
+  nodes.get(id)?.remove();
+  nodes.delete(id);
+}
+
+function renderNote(): void {
+  const note = chatWindow.note(session?.trimmed ?? 0);
+  earlierNote.hidden = note === undefined;
+  earlierText.textContent = note ?? "";
+  earlierButton.hidden = chatWindow.start === 0;
 }
 
 function renderAll(): void {
-  log.replaceChildren();
+  log.replaceChildren(earlierNote);
   nodes.clear();
-  if (session !== undefined && session.trimmed > 0) log.append(el("div", "trimmed", `${session.trimmed} earlier items are not shown (the transcript has them).`));
-  schedule({ items: (session?.items ?? []).map((i) => i.id), removed: [], header: true, plan: true });
+  pending.items = [];
+  pending.removed = [];
+  const items = session?.items ?? [];
+  chatWindow.reset(items.length);
+  lastTrimmed = session?.trimmed ?? 0;
+  scrollToEnd = true;
+  schedule({ items: items.slice(chatWindow.start).map((i) => i.id), removed: [], header: true, plan: true });
 }
+
+/** The page before the first shown item goes into the page too, keeping what is on screen still. */
+function showEarlier(): void {
+  if (session === undefined || chatWindow.start === 0) return;
+  const range = chatWindow.earlier();
+  const before = log.scrollHeight;
+  const top = log.scrollTop;
+  const fragment = document.createDocumentFragment();
+  for (let i = range.from; i < range.to; i++) {
+    const item = session.items[i];
+    if (item === undefined || nodes.has(item.id)) continue;
+    const node = createItemNode(item);
+    fillItem(node, item);
+    nodes.set(item.id, node);
+    fragment.append(node);
+  }
+  earlierNote.after(fragment);
+  renderNote();
+  log.scrollTop = top + (log.scrollHeight - before);
+}
+
+let paging: number | undefined;
+log.addEventListener("scroll", () => {
+  // Scrolled to the top of what is shown: the page before it comes in.
+  if (log.scrollTop < 64 && chatWindow.start > 0 && paging === undefined) {
+    paging = requestAnimationFrame(() => {
+      paging = undefined;
+      showEarlier();
+    });
+  }
+});
 
 // ---------------------------------------------------------------------------------------------------
 // Items

@@ -1,0 +1,63 @@
+// Which part of a long conversation the agent panel has in its page. A session of 20,000 updates
+// has thousands of items; putting all of them in the DOM makes loading it quadratic-feeling and the
+// workbench stutter. So the panel shows a window: the last items when a session is shown, at most
+// `maxShown` while it follows the end (items leaving the top are taken out of the page, not out of
+// the conversation), and older pages put back on scroll or with the "Show earlier" button. Nothing is
+// dropped silently: the note above the first shown item says how many are above it and how to see
+// them, and, when the view itself no longer keeps the oldest items (MAX_ITEMS), where they are.
+//
+// Pure: indices into `SessionView.items`; the webview turns the answers into DOM operations.
+
+export type WindowOptions = { firstPage: number; page: number; maxShown: number };
+
+export const WINDOW: WindowOptions = { firstPage: 100, page: 100, maxShown: 300 };
+
+/** A range of item indices, `from` inclusive, `to` exclusive. */
+export type Range = { from: number; to: number };
+
+export class ChatWindow {
+  /** Index of the first item in the page; everything from it to the end is shown. */
+  start = 0;
+
+  constructor(readonly options: WindowOptions = WINDOW) {}
+
+  /** A session is shown afresh: its last page. */
+  reset(length: number): void {
+    this.start = Math.max(0, length - this.options.firstPage);
+  }
+
+  /** The oldest `count` items left the view (MAX_ITEMS): indices shift down. */
+  trimmed(count: number): void {
+    this.start = Math.max(0, this.start - count);
+  }
+
+  /** Whether the item at `index` belongs in the page. */
+  shows(index: number): boolean {
+    return index >= this.start;
+  }
+
+  /**
+   * Following the end of a conversation of `length` items: when more than `maxShown` are in the
+   * page, the oldest leave it. Returns the indices leaving (empty when none).
+   */
+  follow(length: number): Range {
+    const from = this.start;
+    this.start = Math.max(this.start, length - this.options.maxShown);
+    return { from, to: Math.min(this.start, length) };
+  }
+
+  /** The page before the first shown item, now shown too (empty at the start). */
+  earlier(): Range {
+    const to = this.start;
+    this.start = Math.max(0, to - this.options.page);
+    return { from: this.start, to };
+  }
+
+  /** What the note above the first shown item says; undefined when there is nothing above it. */
+  note(trimmed: number): string | undefined {
+    const parts: string[] = [];
+    if (this.start > 0) parts.push(`${this.start} earlier item${this.start === 1 ? " is" : "s are"} above: scroll up or “Show earlier” to see them.`);
+    if (trimmed > 0) parts.push(`${trimmed} older item${trimmed === 1 ? " is" : "s are"} no longer kept here; the session's transcript (acpls: Open the session transcript) has them.`);
+    return parts.length === 0 ? undefined : parts.join(" ");
+  }
+}

@@ -1,0 +1,80 @@
+// Long outputs and long chats in a real VS Code (code-server, the built .vsix), against the speed
+// agent (tests/agents/speed_agent.py, issue #18): a stored chat of 20,000 updates loads and shows
+// its last message, with a note saying how many items are above it, a button that brings them in
+// (the note counts down by what came in), and scrolling to the top brings in more. No timing here: bench/
+// measures how fast (make bench-editors). Screenshots go to test-artifacts/vscode/ ("speed").
+
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import type { FrameLocator } from "playwright-core";
+import { readEnv, VsCode } from "./harness";
+import { speedSettings } from "./speed";
+
+const env = readEnv();
+const vscode = new VsCode(env);
+let panel: FrameLocator;
+
+/** A test that leaves a screenshot when it fails. */
+function step(name: string, body: () => Promise<void>): void {
+  test(name, async () => {
+    try {
+      await body();
+    } catch (error) {
+      await vscode.screenshot(`FAILED-speed-${name.replace(/[^a-z0-9]+/gi, "-").slice(0, 40)}`).catch(() => undefined);
+      throw error;
+    }
+  });
+}
+
+describe("long outputs and long chats in VS Code", { timeout: 480_000 }, () => {
+  before(async () => {
+    vscode.prepare(speedSettings(env));
+    const installed = await vscode.installExtension();
+    assert.match(installed, /acpls/, installed);
+    await vscode.start({});
+  });
+
+  after(async () => {
+    if (process.exitCode !== undefined && process.exitCode !== 0) console.log(vscode.output.slice(-4000));
+    await vscode.stop();
+  });
+
+  step("a chat of 20,000 updates loads: its last message shows, and the way to the older ones", async () => {
+    const page = vscode.page;
+    await page.locator(".statusbar-item", { hasText: "Follow" }).first().waitFor({ timeout: 60_000 });
+    await vscode.command("acpls: Open the agent panel");
+    panel = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+    await panel.locator("textarea.prompt").waitFor({ timeout: 60_000 });
+    await vscode.command("acpls: Agent sessions");
+    const picker = page.locator(".quick-input-widget", { hasText: "agent sessions" });
+    const row = picker.locator(".quick-input-list .monaco-list-row", { hasText: "Long chat (20000 updates) #1" });
+    await row.waitFor({ timeout: 30_000 });
+    await row.click();
+    const actions = page.locator(".quick-input-widget", { hasText: "Long chat (20000 updates) #1" });
+    await actions.locator(".quick-input-list .monaco-list-row", { hasText: "Load it with its history" }).click();
+    await panel.locator(".message.agent", { hasText: "LAST MESSAGE of chat-20000" }).waitFor({ timeout: 120_000 });
+    const note = panel.locator(".earlier");
+    await note.waitFor({ state: "visible", timeout: 10_000 });
+    const above = async (): Promise<number> => Number(/^(\d+) earlier items? (?:is|are) above/.exec((await note.locator(".earlier-text").textContent()) ?? "")?.[1] ?? NaN);
+    const before = await above();
+    const shown = await panel.locator(".log > .item").count();
+    // Every item of the conversation is either shown or counted above: nothing is dropped.
+    assert.ok(before > 0 && shown > 0, `the note counts the items above (${before}), some are shown (${shown})`);
+    await vscode.screenshot("speed-chat-loaded");
+    // The button (clicked where it is: scrolling it into view would page in by itself).
+    await note.locator("button", { hasText: "Show earlier" }).dispatchEvent("click");
+    await panel.locator(".log > .item").nth(shown).waitFor({ timeout: 10_000 });
+    const after = await above();
+    assert.ok(after < before, `the note counts down (${before} → ${after})`);
+    assert.equal((await panel.locator(".log > .item").count()) - shown, before - after, "the page brought in is the count the note lost");
+    await vscode.screenshot("speed-chat-earlier");
+    // Scrolling to the top brings in the page before it.
+    await panel.locator(".log").evaluate((log) => {
+      log.scrollTop = 0;
+    });
+    await panel.locator(".log > .item").nth(shown + before - after).waitFor({ timeout: 10_000 });
+    assert.ok((await above()) < after, "scrolling up pages in older items");
+    const first = await panel.locator(".log > .item").first().getAttribute("data-id");
+    assert.ok(first !== null, "the first shown item is an item");
+  });
+});

@@ -1,0 +1,77 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { ChatWindow } from "../../src/model/chatWindow";
+import { applyUpdate, emptySession } from "../../src/model/conversation";
+import type { SessionUpdate } from "../../src/protocol";
+
+const options = { firstPage: 10, page: 5, maxShown: 30 };
+
+describe("chat window", () => {
+  test("a shown session starts with its last page and says what is above it", () => {
+    const w = new ChatWindow(options);
+    w.reset(100);
+    assert.equal(w.start, 90);
+    assert.equal(w.shows(89), false);
+    assert.equal(w.shows(99), true);
+    assert.match(w.note(0) ?? "", /^90 earlier items are above: scroll up or “Show earlier” to see them\.$/);
+    w.reset(4);
+    assert.equal(w.start, 0);
+    assert.equal(w.note(0), undefined);
+  });
+
+  test("following the end keeps at most maxShown in the page; the ones leaving are named", () => {
+    const w = new ChatWindow(options);
+    w.reset(0);
+    assert.deepEqual(w.follow(20), { from: 0, to: 0 });
+    assert.equal(w.start, 0);
+    assert.deepEqual(w.follow(45), { from: 0, to: 15 });
+    assert.equal(w.start, 15);
+    assert.deepEqual(w.follow(46), { from: 15, to: 16 });
+    // Never backwards: a shorter conversation (an item removed) keeps the start.
+    assert.deepEqual(w.follow(40), { from: 16, to: 16 });
+  });
+
+  test("earlier pages come back one at a time, down to the first item", () => {
+    const w = new ChatWindow(options);
+    w.reset(22);
+    assert.equal(w.start, 12);
+    assert.deepEqual(w.earlier(), { from: 7, to: 12 });
+    assert.deepEqual(w.earlier(), { from: 2, to: 7 });
+    assert.deepEqual(w.earlier(), { from: 0, to: 2 });
+    assert.deepEqual(w.earlier(), { from: 0, to: 0 });
+    assert.equal(w.note(0), undefined);
+  });
+
+  test("items the view no longer keeps are named with where to find them", () => {
+    const w = new ChatWindow(options);
+    w.reset(50);
+    w.trimmed(7);
+    assert.equal(w.start, 33);
+    assert.match(w.note(7) ?? "", /33 earlier items are above.*7 older items are no longer kept here; the session's transcript \(acpls: Open the session transcript\) has them\./);
+    w.trimmed(100);
+    assert.equal(w.start, 0);
+    assert.match(w.note(1) ?? "", /^1 older item is no longer kept here/);
+  });
+
+  test("a 20,000-update session is kept whole and every item is reachable from the window", () => {
+    const session = emptySession("s");
+    const w = new ChatWindow();
+    for (let i = 0; i < 20_000; i++) {
+      const update: SessionUpdate =
+        i % 2 === 0
+          ? { sessionUpdate: "message_chunk", role: "user", messageId: `u${i}`, content: { type: "text", text: `q${i}` } }
+          : { sessionUpdate: "message_chunk", role: "agent", messageId: `a${i}`, content: { type: "text", text: `a${i}` } };
+      applyUpdate(session, update, i);
+    }
+    assert.equal(session.items.length, 20_000);
+    assert.equal(session.trimmed, 0);
+    w.reset(session.items.length);
+    assert.ok(w.shows(19_999));
+    let pages = 0;
+    while (w.start > 0) {
+      w.earlier();
+      pages += 1;
+    }
+    assert.ok(pages > 0 && w.shows(0));
+  });
+});
