@@ -11,6 +11,8 @@ import { TerminalText, terminalName } from "./model/terminal";
 
 /** Between two slices of output: lets the workbench take keystrokes while a terminal streams. */
 const SLICE_PAUSE_MS = 4;
+/** The exit line waits this long without output: output of the same server flush goes above it. */
+const EXIT_SETTLE_MS = 50;
 /** A terminal VS Code opened without dimensions gets them when shown; past this, output goes anyway. */
 const DIMENSIONS_WAIT_MS = 1000;
 import type { TerminalOutputParams, TerminalUpdateParams } from "./protocol";
@@ -36,6 +38,7 @@ class AgentTerminal implements vscode.Pseudoterminal {
       limit,
       scrollbackLines,
       tick: (work) => setTimeout(work, SLICE_PAUSE_MS),
+      settle: (work) => setTimeout(work, EXIT_SETTLE_MS),
     });
   }
 

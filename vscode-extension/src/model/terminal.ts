@@ -7,7 +7,8 @@
 // later to `setDimensions` when the panel was never shown), so the first lines are laid out at the
 // pane's real width. Output goes out in slices of at most `slice` characters, one slice per tick: a
 // 1.7 MB notification is never one write that the workbench's terminal parses in one go while the
-// user types. Order is kept: the exit line goes through the same queue, after the last output.
+// user types. Order is kept: the exit line goes through the same queue, after the last output (and,
+// with `settle`, after output that arrives just behind the exit).
 // What is trimmed is said: the replay of a terminal whose kept output passed its bound starts with a
 // line saying how much is not kept, and the exit line says when the output had more lines than the
 // pane's scrollback (`terminal.integrated.scrollback`) holds.
@@ -30,6 +31,11 @@ export type TerminalTextOptions = {
   tick?: Tick;
   /** Lines the pane keeps (`terminal.integrated.scrollback`), to say when output passed it. */
   scrollbackLines?: number;
+  /**
+   * When given, the exit line waits for one `settle` tick in which no output came: output that
+   * reaches the extension just after the exit (same server flush) still goes above the exit line.
+   */
+  settle?: Tick;
 };
 
 const dim = (text: string): string => `\x1b[2m${text}\x1b[0m`;
@@ -54,6 +60,11 @@ export class TerminalText {
   private readonly slice: number;
   private readonly tick: Tick;
   private readonly scrollbackLines: number | undefined;
+  private readonly settle: Tick | undefined;
+  /** The exit, waiting for output to settle. */
+  private exitPending: { exitCode: number | undefined; signal: string | undefined } | undefined;
+  private settling = false;
+  private outputWhileSettling = false;
 
   /** `write` is where text goes while the terminal is open. */
   constructor(
@@ -65,6 +76,7 @@ export class TerminalText {
     this.slice = Math.max(2, o.slice ?? SLICE_CHARS);
     this.tick = o.tick ?? ((work) => setTimeout(work, 0));
     this.scrollbackLines = o.scrollbackLines;
+    this.settle = o.settle;
   }
 
   get isOpen(): boolean {
@@ -111,6 +123,7 @@ export class TerminalText {
       this.historyLength = 0;
       this.dropped = 0;
       this.lines = 0;
+      this.exitPending = undefined;
       // What was waiting belongs to the output the reset clears.
       this.queue = [];
       this.queueAt = 0;
@@ -118,12 +131,40 @@ export class TerminalText {
     }
     const normal = this.normalise(text);
     this.lines += countLineEnds(normal);
+    if (this.exitPending !== undefined && normal !== "") this.outputWhileSettling = true;
     this.emit(normal);
   }
 
   exited(exitCode: number | undefined, signal: string | undefined): void {
     if (this.exitShown) return;
     this.exitShown = true;
+    if (this.settle === undefined) {
+      this.emitExit(exitCode, signal);
+      return;
+    }
+    this.exitPending = { exitCode, signal };
+    this.awaitSettle();
+  }
+
+  private awaitSettle(): void {
+    const settle = this.settle;
+    if (this.settling || settle === undefined) return;
+    this.settling = true;
+    this.outputWhileSettling = false;
+    settle(() => {
+      this.settling = false;
+      const exit = this.exitPending;
+      if (exit === undefined) return;
+      if (this.outputWhileSettling) {
+        this.awaitSettle();
+        return;
+      }
+      this.exitPending = undefined;
+      this.emitExit(exit.exitCode, exit.signal);
+    });
+  }
+
+  private emitExit(exitCode: number | undefined, signal: string | undefined): void {
     let line = exitLine(exitCode, signal);
     if (this.scrollbackLines !== undefined && this.lines > this.scrollbackLines) {
       line = `${line.slice(0, -1)} · ${this.lines} lines, this pane keeps the last ${this.scrollbackLines} (terminal.integrated.scrollback)]`;

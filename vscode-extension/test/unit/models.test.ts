@@ -218,6 +218,24 @@ describe("terminal text", () => {
     assert.equal(written.join(""), `0123${CLEAR_SEQUENCE}new`);
   });
 
+  test("with settle, the exit line waits until output stops: late output of the same flush goes above it", () => {
+    const written: string[] = [];
+    const settles: (() => void)[] = [];
+    const t = new TerminalText((s) => written.push(s), { settle: (work) => settles.push(work) });
+    t.open();
+    t.output("a\r\n");
+    t.exited(0, undefined);
+    t.output("late\r\n");
+    assert.equal(settles.length, 1);
+    settles.shift()?.();
+    assert.ok(!written.join("").includes("exited"), "output came while settling: it waits one more tick");
+    assert.equal(settles.length, 1);
+    settles.shift()?.();
+    assert.match(written.join(""), /^a\r\nlate\r\n\r\n\x1b\[2m\[process exited with code 0\]/);
+    t.exited(0, undefined);
+    assert.equal(settles.length, 0, "shown once");
+  });
+
   test("a trimmed replay says how much is not kept; the exit line says when the scrollback is passed", () => {
     const { t, written, drain } = sliced(1 << 20, { limit: 20, scrollbackLines: 3 });
     for (let i = 0; i < 10; i++) t.output(`l${i}\n`);
