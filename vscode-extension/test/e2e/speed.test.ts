@@ -1,18 +1,22 @@
 // Long outputs and long chats in a real VS Code (code-server, the built .vsix), against the speed
-// agent (tests/agents/speed_agent.py, issue #18): a stored chat of 20,000 updates loads and shows
-// its last message, with a note saying how many items are above it, a button that brings them in
-// (the note counts down by what came in), and scrolling to the top brings in more. No timing here: bench/
-// measures how fast (make bench-editors). Screenshots go to test-artifacts/vscode/ ("speed").
+// agent (tests/agents/speed_agent.py, issue #18): a 35,000-line command output shown in the agent's
+// terminal ends with its last line and then the exit line, never the other way round; a stored
+// chat of 20,000 updates loads and shows its last message, with a note saying how many items are
+// above it, a button that brings them in (the note counts down by what came in), and scrolling to
+// the top brings in more. No timing here: bench/ measures how fast (make bench-editors). Screenshots go to test-artifacts/vscode/ ("speed").
 
 import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { FrameLocator } from "playwright-core";
 import { readEnv, VsCode } from "./harness";
-import { speedSettings } from "./speed";
+import { speedSettings, terminalRows } from "./speed";
 
 const env = readEnv();
 const vscode = new VsCode(env);
 let panel: FrameLocator;
+const LINES = 35_000;
 
 /** A test that leaves a screenshot when it fails. */
 function step(name: string, body: () => Promise<void>): void {
@@ -29,6 +33,7 @@ function step(name: string, body: () => Promise<void>): void {
 describe("long outputs and long chats in VS Code", { timeout: 480_000 }, () => {
   before(async () => {
     vscode.prepare(speedSettings(env));
+    writeFileSync(join(vscode.workspace, "big.log"), Array.from({ length: LINES }, (_, i) => `log line ${i + 1} of ${LINES}\n`).join(""));
     const installed = await vscode.installExtension();
     assert.match(installed, /acpls/, installed);
     await vscode.start({});
@@ -37,6 +42,31 @@ describe("long outputs and long chats in VS Code", { timeout: 480_000 }, () => {
   after(async () => {
     if (process.exitCode !== undefined && process.exitCode !== 0) console.log(vscode.output.slice(-4000));
     await vscode.stop();
+  });
+
+  step("a 35,000-line output shows its last line, then the exit line", async () => {
+    const page = vscode.page;
+    await page.locator(".statusbar-item", { hasText: "Follow" }).first().waitFor({ timeout: 60_000 });
+    await vscode.command("acpls: Open the agent panel");
+    panel = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+    const prompt = panel.locator("textarea.prompt");
+    await prompt.waitFor({ timeout: 60_000 });
+    await prompt.fill("run: cat big.log");
+    await prompt.press("Enter");
+    await page.waitForFunction(
+      () => (document.querySelector(".terminal-wrapper.active .xterm-rows")?.textContent ?? "").includes("[process exited"),
+      undefined,
+      { timeout: 240_000 },
+    );
+    const rows = (await terminalRows(page)).filter((row) => row.trim() !== "");
+    const exit = rows.findIndex((row) => row.includes("[process exited"));
+    const last = rows.findIndex((row) => row.includes(`log line ${LINES} of ${LINES}`));
+    await vscode.screenshot("speed-terminal-exit-last");
+    assert.ok(last >= 0, `the last line is on screen:\n${rows.join("\n")}`);
+    assert.equal(exit, rows.length - 1, `the exit line is the last line:\n${rows.join("\n")}`);
+    assert.equal(last, exit - 1, `the last output line is right above the exit line:\n${rows.join("\n")}`);
+    assert.match(rows[exit] ?? "", /\[process exited with code 0 · 35000 lines, this pane keeps the last 1000 \(terminal\.integrated\.scrollback\)\]/);
+    await panel.locator(".tool.status-completed", { hasText: "cat big.log" }).waitFor({ timeout: 30_000 });
   });
 
   step("a chat of 20,000 updates loads: its last message shows, and the way to the older ones", async () => {
