@@ -152,6 +152,9 @@ class FakeEditor:
     def open_documents(self) -> dict[str, str]:
         return {}
 
+    async def documents_settled(self, limit_s: float) -> None:
+        return
+
     def document_text(self, uri: str) -> str | None:
         return None
 

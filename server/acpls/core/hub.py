@@ -42,6 +42,9 @@ CANCEL_GRACE_SECONDS = 3.0
 AGENT_START_TIMEOUT = 120.0
 # Distinct sandbox-failure lines shown per agent process (the rest stay in the log).
 MAX_SANDBOX_NOTICES = 3
+# At a turn's end, how long to wait for the didChange of edits the editor said it applied
+# (Neovim debounces them by 150 ms); a no-op edit never sends one, so this bounds the wait.
+DIDCHANGE_SETTLE_S = 0.5
 
 
 def default_state_dir(environ: Mapping[str, str]) -> Path:
@@ -472,6 +475,8 @@ class Hub:
                 request.cancel()
             session.turn = None
             self.agent_requests.cancel_permissions(session)
+            # Review and the checkpoint read the buffers: the agent's last edits must be in them.
+            await self.editor.documents_settled(DIDCHANGE_SETTLE_S)
             await self.review.turn_ended(session)
             await self.checkpoints.turn_ended(session, "".join(turn.reply))
         self.router.turn_ended(session, stop_reason, "".join(turn.reply), turn.usage)

@@ -71,6 +71,12 @@ class EditorPort(Protocol):
         """Every open document's synced text, by URI."""
         ...
 
+    async def documents_settled(self, limit_s: float) -> None:
+        """Wait (at most `limit_s` seconds) until the editor has reported, with didChange, every
+        edit of an open document it said it applied: editors debounce didChange and may send it
+        after their applyEdit reply, and a snapshot taken in between would miss the edit."""
+        ...
+
     def document_text(self, uri: str) -> str | None:
         """The editor's synced text of an open document (unsaved changes included)."""
         ...

@@ -24,6 +24,7 @@ logger = logging.getLogger(__name__)
 OWN_EDIT_WINDOW = 1.0
 # Larger files are not compared with the disk on each change (cost per keystroke).
 MATCH_DISK_LIMIT = 1024 * 1024
+SETTLE_POLL_S = 0.01
 
 
 class LspEditorPort:
@@ -31,6 +32,9 @@ class LspEditorPort:
         self._server = server
         # URIs acpls is editing right now: their didChange is ours, not the user's.
         self.own_edits: dict[str, int] = {}
+        # Documents the editor applied an edit to and has not sent the didChange of yet: URI ->
+        # the version before the edit.
+        self._unreported: dict[str, int] = {}
 
     # -- capabilities ----------------------------------------------------------------------------
     @property
@@ -169,6 +173,7 @@ class LspEditorPort:
 
     async def apply_edit(self, edit: dict[str, Any], label: str) -> tuple[bool, str | None]:
         uris = _edit_uris(edit)
+        versions = {uri: v for uri in uris if (v := self._version(uri)) is not None}
         for uri in uris:
             self.own_edits[uri] = self.own_edits.get(uri, 0) + 1
         try:
@@ -183,7 +188,31 @@ class LspEditorPort:
             loop.call_later(OWN_EDIT_WINDOW, self._forget_own_edits, uris)
         applied = bool(getattr(result, "applied", False))
         reason = getattr(result, "failure_reason", None) or getattr(result, "failureReason", None)
+        if applied:
+            for uri, version in versions.items():
+                if self._version(uri) == version:  # its didChange is still on the way
+                    self._unreported[uri] = version
         return applied, reason
+
+    def _version(self, uri: str) -> int | None:
+        try:
+            document = self._server.workspace.text_documents.get(uri)
+        except RuntimeError:
+            return None
+        return None if document is None else document.version
+
+    async def documents_settled(self, limit_s: float) -> None:
+        deadline = asyncio.get_running_loop().time() + limit_s
+        while True:
+            for uri, version in list(self._unreported.items()):
+                if self._version(uri) != version:  # reported (or closed)
+                    del self._unreported[uri]
+            if not self._unreported or asyncio.get_running_loop().time() >= deadline:
+                break
+            await asyncio.sleep(SETTLE_POLL_S)
+        if self._unreported:
+            logger.info("no didChange after applyEdit for %s", sorted(self._unreported))
+            self._unreported.clear()
 
     def _forget_own_edits(self, uris: list[str]) -> None:
         for uri in uris:
