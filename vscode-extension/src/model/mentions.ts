@@ -232,3 +232,29 @@ export function droppedUris(uriList: string, codeUriList: string): string[] {
     return [];
   }
 }
+
+/** "Copy as context": a message or tool call of the conversation quoted for the next prompt. */
+export function quoteAsContext(what: string, text: string): string {
+  const body = text.replace(/\s+$/, "");
+  const fence = body.includes("```") ? "````" : "```";
+  return `Context (${what}, copied from the conversation):\n${fence}\n${body}\n${fence}\n`;
+}
+
+/** A tool call as text: its title and status, its locations, its text content and diffs' files. */
+export function toolCallText(call: { title?: string | null; name?: string | null; toolCallId: string; status?: string | null; kind?: string | null; locations?: { path: string; line?: number | null }[] | null; content?: unknown[] | null }): string {
+  const lines = [`${call.title ?? call.name ?? call.toolCallId}${call.kind ? ` (${call.kind})` : ""}: ${call.status ?? "pending"}`];
+  for (const location of call.locations ?? []) lines.push(`at ${location.path}${typeof location.line === "number" ? `:${location.line}` : ""}`);
+  for (const raw of call.content ?? []) {
+    const item = raw as { type?: unknown; content?: { type?: unknown; text?: unknown }; path?: unknown; terminalId?: unknown };
+    if (item.type === "content" && item.content?.type === "text" && typeof item.content.text === "string") lines.push(item.content.text);
+    else if (item.type === "diff" && typeof item.path === "string") lines.push(`diff of ${item.path}`);
+    else if (item.type === "terminal" && typeof item.terminalId === "string") lines.push(`terminal ${item.terminalId}`);
+  }
+  return lines.join("\n");
+}
+
+/** The prompt text with `quote` added after what is there (a blank line between). */
+export function appendQuote(text: string, quote: string): string {
+  const head = text.replace(/\s+$/, "");
+  return head === "" ? quote : `${head}\n\n${quote}`;
+}

@@ -30,7 +30,7 @@ import type { FieldValues, FormField } from "../model/question";
 import { usageFraction, usageText, WARN_AT } from "../model/usage";
 import { lineStats } from "../model/permission";
 import { acceptSlash, completeSlash, slashQuery } from "../model/slash";
-import { acceptMention, droppedUris, imageProblem, imageTypeOf, type MentionItem, mentionQuery } from "../model/mentions";
+import { acceptMention, appendQuote, droppedUris, imageProblem, quoteAsContext, toolCallText, imageTypeOf, type MentionItem, mentionQuery } from "../model/mentions";
 import type { AvailableCommand, ConfigOption, ConfigSelectGroup, ConfigSelectOption } from "../protocol";
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
@@ -301,6 +301,16 @@ function fillItem(node: HTMLElement, item: Item): void {
         node.append(body);
       }
       setMarkdown(body as HTMLElement, messageText(item));
+      if (node.querySelector(":scope > .copy-context") === null) {
+        const id = item.id;
+        node.append(
+          copyButton(() => {
+            const now = session?.items.find((i) => i.id === id);
+            const message = now?.kind === "message" ? now : item;
+            return quoteAsContext(message.role === "user" ? "my message" : "agent message", messageText(message));
+          }),
+        );
+      }
       if (item.role === "user" && node.querySelector(":scope > .restore") === null) {
         const restore = el("button", "restore");
         restore.title = "Restore checkpoint: the workspace as it was before this message";
@@ -399,7 +409,7 @@ function fillToolCall(node: HTMLElement, item: ToolCallItem): void {
   }
   // Keep a nested list the user opened open across re-renders (collapsed at first).
   const wasOpen = node.querySelector(":scope > details.subagent")?.hasAttribute("open") === true;
-  node.replaceChildren(head);
+  node.replaceChildren(head, copyButton(() => quoteAsContext("tool call", toolCallText(call))));
   if (body.childElementCount > 0) node.append(body);
   const children = item.children ?? [];
   if (children.length > 0) {
@@ -418,6 +428,22 @@ function fillToolCall(node: HTMLElement, item: ToolCallItem): void {
     }
     node.append(nested);
   }
+}
+
+/** "Copy as context": the item quoted into the prompt box, after what is there. */
+function copyButton(quote: () => string): HTMLButtonElement {
+  const b = el("button", "copy-context");
+  b.type = "button";
+  b.title = "Copy as context: quote this into the next prompt";
+  b.setAttribute("aria-label", "Copy as context");
+  b.append(icon("copy"));
+  b.addEventListener("click", (event) => {
+    event.stopPropagation();
+    prompt.value = appendQuote(prompt.value, quote());
+    prompt.focus();
+    prompt.setSelectionRange(prompt.value.length, prompt.value.length);
+  });
+  return b;
 }
 
 function link(iconName: string, label: string, onClick: () => void, className: string): HTMLElement {

@@ -3,7 +3,8 @@
 // the workspace's files (acpls.mentionCandidates), Enter picks calc.py, a chip shows it, and the
 // agent receives calc.py's text as an embedded resource after the prompt's text; an image pasted into
 // the prompt box is a chip and reaches the agent as an image block; an image over
-// acpls.context.maxImageBytes is refused with its size and the limit, and nothing is sent for it.
+// acpls.context.maxImageBytes is refused with its size and the limit, and nothing is sent for it;
+// "Copy as context" on the agent's answer quotes it into the prompt box.
 // Screenshots go to test-artifacts/vscode/ (prefixed "mentions").
 
 import assert from "node:assert/strict";
@@ -122,6 +123,12 @@ describe("@-mentions and images in the VS Code panel", { timeout: 240_000 }, () 
         [name, data],
       );
     };
+    // Copy as context: the agent's answer quoted into the prompt box.
+    const answer = panel.locator(".item.message.agent", { hasText: "seen it" }).first();
+    await answer.hover();
+    await answer.locator("button.copy-context").click();
+    assert.equal(await prompt.inputValue(), "Context (agent message, copied from the conversation):\n```\nseen it\n```\n");
+    await vscode.screenshot("mentions-copied-as-context");
     await prompt.click();
     await paste("big.png", BIG);
     await panel.locator(".error-bar", { hasText: "big.png is 1,500 bytes, over the 1,000 bytes of acpls.context.maxImageBytes" }).waitFor({ timeout: 10_000 });

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import {
   acceptMention,
+  appendQuote,
   attachmentFor,
   base64Size,
   builtinItems,
@@ -12,6 +13,8 @@ import {
   mentionItems,
   mentionQuery,
   promptAttachments,
+  quoteAsContext,
+  toolCallText,
   type Attachment,
   type EditorState,
 } from "../../src/model/mentions";
@@ -142,5 +145,26 @@ describe("@-mentions in the panel's prompt box", () => {
     assert.ok(isPanelMessage({ type: "attachDropped", uris: ["file:///ws/a.png"] }));
     assert.ok(!isPanelMessage({ type: "attachDropped", uris: [1] }));
     assert.ok(!isPanelMessage({ type: "mentionQuery", prefix: "ca" }));
+  });
+
+  test("copy as context: a message or tool call quoted after the prompt's text", () => {
+    const quote = quoteAsContext("agent message", "The bug is in subtract().\n\n");
+    assert.equal(quote, "Context (agent message, copied from the conversation):\n```\nThe bug is in subtract().\n```\n");
+    assert.equal(appendQuote("", quote), quote);
+    assert.equal(appendQuote("Fix it.\n", quote), `Fix it.\n\n${quote}`);
+    assert.match(quoteAsContext("x", "a ```py``` b"), /^Context \(x, copied from the conversation\):\n````\n/);
+    const call = {
+      toolCallId: "t1",
+      title: "Run tests",
+      kind: "execute",
+      status: "failed",
+      locations: [{ path: "/ws/calc.py", line: 3 }],
+      content: [
+        { type: "content", content: { type: "text", text: "1 failed" } },
+        { type: "diff", path: "/ws/calc.py", oldText: "a", newText: "b" },
+        { type: "terminal", terminalId: "term-1" },
+      ],
+    };
+    assert.equal(toolCallText(call), "Run tests (execute): failed\nat /ws/calc.py:3\n1 failed\ndiff of /ws/calc.py\nterminal term-1");
   });
 });
