@@ -92,6 +92,8 @@ class LoadAgent:
         elif method == "session/new":
             self.sessions += 1
             self.respond(msg_id, {"sessionId": f"load-{self.sessions}"})
+        elif method == "session/close":
+            self.respond(msg_id, {})
         elif method == "session/prompt":
             thread = threading.Thread(target=self.prompt, args=(msg_id, params), daemon=True)
             self.threads.append(thread)
@@ -112,7 +114,7 @@ class LoadAgent:
         return {
             "protocolVersion": 1,
             "agentInfo": info,
-            "agentCapabilities": {"promptCapabilities": {}},
+            "agentCapabilities": {"promptCapabilities": {}, "sessionCapabilities": {"close": {}}},
             "authMethods": [],
         }
 
@@ -164,6 +166,13 @@ class LoadAgent:
                 update[key] = f"reply-{self.prompts}"
             lines.append(traffic.notification(session_id, update))
         self.stream(lines, scenario["count"], scenario.get("rate", 0), scenario["chunk"])
+
+    def scenario_mixed(self, session_id: str, scenario: dict[str, Any]) -> None:
+        """A small turn of every kind: followed locations, a terminal's output, a reply."""
+        self.scenario_follow(session_id, {"count": 2, "interval": 0})
+        terminal = {"chunk": 1024, "count": 8, "terminal": f"term-{session_id}"}
+        self.scenario_terminal(session_id, terminal)
+        self.scenario_messages(session_id, {"chunk": 256, "count": 8})
 
     def stream(self, lines: list[bytes], count: int, rate: float, payload: int) -> None:
         """Write `count` lines cycling through `lines`, in ~256 KiB blocks, paced to `rate`."""

@@ -22,6 +22,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -69,6 +70,7 @@ class Config:
     p4_runs: int
     p5_updates: int = 100_000
     p5_calls: int = 5
+    p7_sessions: int = 1000
 
     @classmethod
     def make(cls, quick: bool, runs: int | None) -> Config:
@@ -382,6 +384,57 @@ def bench_p3(ctx: Context, cfg: Config, report: Report) -> None:
         relay.close()
 
 
+# -- P7: a long-lived server ----------------------------------------------------------------------
+
+
+def session_cycle(relay: Relay, index: int) -> None:
+    """One session created, used (a turn with followed locations, a small terminal's output and
+    a reply) and closed."""
+    session_id = relay.new_session()
+    relay.prompt(session_id, {"scenario": "mixed"})
+    relay.editor.command("acpls.closeSession", {"sessionId": session_id})
+
+
+def session_cycles(relay: Relay, first: int, count: int) -> None:
+    """`count` session cycles, 20 at a time (as an editor with many chats would)."""
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        list(pool.map(lambda i: session_cycle(relay, i), range(first, first + count)))
+
+
+def bench_p7(ctx: Context, cfg: Config, report: Report) -> None:
+    sessions = cfg.p7_sessions
+    relay = ctx.relay("acpls", 2)
+    try:
+        pid = relay.editor.pid
+        # A first hundred: what is set up once (imports, caches, the allocator's arenas) is not
+        # growth.
+        session_cycles(relay, 0, 100)
+        before = rss_kib(pid)
+        start = time.monotonic()
+        session_cycles(relay, 100, sessions)
+        seconds = time.monotonic() - start
+        after = rss_kib(pid)
+        open_sessions = relay.editor.command("acpls.sessions", {})
+        left = len(open_sessions.get("sessions", [])) if isinstance(open_sessions, dict) else -1
+        growth = (after - before) / 1024
+        report.figures["p7"] = {
+            "sessions": sessions,
+            "rss_before_mib": before / 1024,
+            "rss_after_mib": after / 1024,
+            "growth_mib": growth,
+            "open_after": left,
+            "seconds": seconds,
+        }
+        report.target(
+            f"P7 {sessions} sessions created, used and closed:",
+            growth <= 5 and left == 0,
+            f"RSS {before / 1024:.1f} -> {after / 1024:.1f} MiB ({growth:+.1f} MiB), {left} open"
+            f" after, {seconds / sessions * 1000:.0f} ms a session (target within 5 MB, none open)",
+        )
+    finally:
+        relay.close()
+
+
 # -- P4: start ----------------------------------------------------------------------------------
 
 
@@ -590,6 +643,7 @@ BENCHMARKS: dict[str, Callable[[Context, Config, Report], None]] = {
     "P4": bench_p4,
     "P5": bench_p5,
     "P6": bench_p6,
+    "P7": bench_p7,
 }
 
 

@@ -5,7 +5,7 @@ Every per-session resource (terminals, path approvals, transcripts, early update
 checkpoint state, pending permissions and questions, follow) is owned by a controller that
 registers a closer here. `close(session, reason)` runs all of them, whatever ended the session:
 the user closing or deleting it, the agent exiting or being restarted, acpls shutting down. A
-new kind of per-session state adds a closer, and tests/unit/test_session_close.py counts what
+new kind of per-session state adds a closer, and tests/e2e/test_session_close.py counts what
 is left after each kind of end.
 """
 
