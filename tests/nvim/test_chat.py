@@ -348,3 +348,53 @@ def test_a_wiped_chat_comes_back_with_its_transcript(editor_factory):
     assert "second" in text
     chats = ed.lua("return require('acpls.chat').list()")
     assert len(chats) == 1
+
+
+THINKING = {"id": "thinking", "name": "Extended thinking", "type": "boolean", "currentValue": False}
+TOGGLE_SCRIPT = {
+    "protocol": 1,
+    "on_new_session": {"configOptions": [MODEL_OPTION, THINKING]},
+    # The agent answers with every option, as ACP says (here: thinking on).
+    "on_set_config_option": {"configOptions": [MODEL_OPTION, {**THINKING, "currentValue": True}]},
+}
+
+
+def test_boolean_options_toggle(editor_factory):
+    """A boolean config option flips when picked in :Acpls config (no second picker), and with
+    :Acpls toggle {id}; the picker shows on/off, and :Acpls toggle completes the ids."""
+    ed = editor_factory(TOGGLE_SCRIPT)
+    ed.nvim.command(f"edit {ed.workspace / 'calc.py'}")
+    ed.nvim.command("Acpls chat")
+    ed.nvim.input("<Esc>")
+    ed.wait(
+        "local c = require('acpls.chat').current();"
+        "return c and c.view.session.configOptions and #c.view.session.configOptions == 2",
+        what="the config options",
+    )
+
+    def values() -> list[object]:
+        return [
+            m["params"]["value"]
+            for m in read_log(ed.agent_log)
+            if m.get("method") == "session/set_config_option"
+        ]
+
+    ed.nvim.command("Acpls config")
+    sel = ed.wait_select()
+    assert sel["labels"] == ["Model: fast", "Extended thinking: off"]
+    ed.lua("T.answer(..., 2)", sel["index"])
+    ed.wait(
+        "return #vim.tbl_filter(function(n) return n.msg:find('Extended thinking on') end, T.notes) > 0"
+    )
+    assert values() == [True]
+    assert ed.open_selects() == []
+    sent = [m for m in read_log(ed.agent_log) if m.get("method") == "session/set_config_option"]
+    assert sent[0]["params"]["type"] == "boolean"
+    assert ed.lua("return vim.fn.getcompletion('Acpls toggle ', 'cmdline')") == ["thinking"]
+    ed.nvim.command("Acpls toggle thinking")
+    for _ in range(100):
+        if len(values()) == 2:
+            break
+        ed.lua("vim.wait(50)")
+    assert values() == [True, False]
+    assert ed.errors() == []

@@ -692,15 +692,21 @@ function Chat:pick_config(category)
   pick(options, {
     prompt = 'Agent option',
     format_item = function(o)
-      return ('%s: %s'):format(o.name or o.id or o.configId, tostring(o.currentValue))
+      local value = o.currentValue
+      if o.type == 'boolean' then
+        value = value == true and 'on' or 'off'
+      end
+      return ('%s: %s'):format(o.name or o.id or o.configId, tostring(value))
     end,
   }, function(opt)
     if not opt then
       return
     end
-    local values = opt.type == 'boolean'
-        and { { value = true, name = 'on' }, { value = false, name = 'off' } }
-      or select_values(opt)
+    if opt.type == 'boolean' then
+      self:set_option(opt, opt.currentValue ~= true) -- a boolean flips at once
+      return
+    end
+    local values = select_values(opt)
     vim.ui.select(values, {
       prompt = opt.name or opt.id or opt.configId,
       format_item = function(v)
@@ -710,19 +716,68 @@ function Chat:pick_config(category)
       if v == nil then
         return
       end
-      client.exec(
-        self.client_id,
-        'acpls.setConfigOption',
-        { sessionId = self.session_id, configId = opt.id or opt.configId, value = v.value },
-        function(err, result)
-          if err then
-            vim.notify('acpls: ' .. (err.message or 'setConfigOption failed'), vim.log.levels.ERROR)
-          elseif type(result) == 'table' and type(result.configOptions) == 'table' then
-            self.view.session.configOptions = result.configOptions
-          end
-        end
-      )
+      self:set_option(opt, v.value)
     end)
+  end)
+end
+
+--- Sets a config option of the agent; the options the agent answers with replace the chat's
+--- (else the one option takes the value).
+function Chat:set_option(opt, value)
+  local id = opt.id or opt.configId
+  client.exec(self.client_id, 'acpls.setConfigOption', { sessionId = self.session_id, configId = id, value = value }, function(err, result)
+    if err then
+      vim.notify('acpls: ' .. (err.message or 'setConfigOption failed'), vim.log.levels.ERROR)
+      return
+    end
+    local options = type(result) == 'table' and result.configOptions
+    if type(options) == 'table' and #options > 0 then
+      self.view.session.configOptions = options
+    else
+      opt.currentValue = value
+    end
+    if opt.type == 'boolean' then
+      vim.notify(('acpls: %s %s'):format(opt.name or id, value and 'on' or 'off'))
+    end
+    self:render({ self.view:header_edit() })
+  end)
+end
+
+--- The agent's boolean config options.
+function Chat:boolean_options()
+  return vim.tbl_filter(function(o)
+    return o.type == 'boolean'
+  end, self.view.session.configOptions or {})
+end
+
+--- `:Acpls toggle [id]`: flips one of the agent's boolean config options (a picker without `id`).
+function Chat:toggle_option(id)
+  local options = self:boolean_options()
+  if #options == 0 then
+    vim.notify('acpls: the agent offers no on/off options')
+    return
+  end
+  if id then
+    for _, o in ipairs(options) do
+      if (o.id or o.configId) == id then
+        self:set_option(o, o.currentValue ~= true)
+        return
+      end
+    end
+    vim.notify(('acpls: no on/off option %s (%s)'):format(id, table.concat(vim.tbl_map(function(o)
+      return o.id or o.configId
+    end, options), ', ')), vim.log.levels.ERROR)
+    return
+  end
+  vim.ui.select(options, {
+    prompt = 'Toggle',
+    format_item = function(o)
+      return ('%s: %s'):format(o.name or o.id or o.configId, o.currentValue == true and 'on' or 'off')
+    end,
+  }, function(o)
+    if o then
+      self:set_option(o, o.currentValue ~= true)
+    end
   end)
 end
 
@@ -1226,6 +1281,23 @@ function M.pick_model()
   else
     vim.notify('acpls: no chat (:Acpls chat)')
   end
+end
+
+function M.toggle_option(id)
+  local chat = M.current()
+  if chat then
+    chat:toggle_option(id)
+  else
+    vim.notify('acpls: no chat (:Acpls chat)')
+  end
+end
+
+--- Ids of the current chat's boolean options (for completing :Acpls toggle).
+function M.boolean_option_ids()
+  local chat = M.current()
+  return chat and vim.tbl_map(function(o)
+    return o.id or o.configId
+  end, chat:boolean_options()) or {}
 end
 
 function M.pick_config()

@@ -98,6 +98,15 @@ M.subcommands = {
       chat().pick_model()
     end,
   },
+  toggle = {
+    desc = "turn one of the agent's on/off config options on or off (a picker without {id})",
+    complete = function()
+      return require('acpls.chat').boolean_option_ids()
+    end,
+    run = function(rest)
+      chat().toggle_option(rest[1])
+    end,
+  },
   config = {
     desc = "pick one of the agent's config options",
     run = function()
@@ -284,6 +293,9 @@ function M.complete(arglead, line, _pos)
   else
     local sub = M.subcommands[words[1]]
     candidates = sub and sub.complete or {}
+    if type(candidates) == 'function' then
+      candidates = candidates()
+    end
   end
   return vim.tbl_filter(function(n)
     return vim.startswith(n, arglead)
