@@ -14,6 +14,11 @@ Run: `python bench/load_agent.py --protocol 1|2`. It answers `initialize`, `sess
         a burst of tool-call updates (bench/traffic.py `tool_call_updates`).
     {"scenario": "messages", "chunk": 64, "count": 100000}
         agent message text chunks of one message.
+    {"scenario": "follow_stream", "count": 120, "interval": 0.025, "rate": 20e6, "flood": 3000}
+        `follow` while a terminal of the same session streams `rate` bytes a second, then
+        `flood` locations written at once.
+    {"scenario": "mixed"}
+        two followed locations, 8 KiB of terminal output and a reply (P7's turn).
 
 Lines are prepared before the clock starts and written in blocks of about 256 KiB, so the agent
 is never what limits a benchmark. Prompts of different sessions run at the same time (P2 needs a
@@ -173,6 +178,28 @@ class LoadAgent:
         terminal = {"chunk": 1024, "count": 8, "terminal": f"term-{session_id}"}
         self.scenario_terminal(session_id, terminal)
         self.scenario_messages(session_id, {"chunk": 256, "count": 8})
+
+    def scenario_follow_stream(self, session_id: str, scenario: dict[str, Any]) -> None:
+        """Follow locations (as `follow`) while a terminal of the same session streams at `rate`
+        bytes a second, then a flood of `flood` locations written at once (its last one is
+        index count + flood - 1)."""
+        rate, interval, count = scenario["rate"], scenario["interval"], scenario["count"]
+        seconds = count * interval + 0.6
+        terminal = {"chunk": 4096, "count": int(rate * seconds / 4096), "rate": rate}
+        streamer = threading.Thread(
+            target=self.scenario_terminal, args=(session_id, terminal), daemon=True
+        )
+        streamer.start()
+        time.sleep(0.3)  # the stream is flowing before the first location
+        self.scenario_follow(session_id, {"count": count, "interval": interval})
+        flood = scenario.get("flood", 0)
+        if flood:
+            self.out.write_stamped(
+                lambda now: b"".join(
+                    self.follow_line(session_id, count + i, now) for i in range(flood)
+                )
+            )
+        streamer.join()
 
     def stream(self, lines: list[bytes], count: int, rate: float, payload: int) -> None:
         """Write `count` lines cycling through `lines`, in ~256 KiB blocks, paced to `rate`."""
