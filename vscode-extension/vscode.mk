@@ -53,10 +53,17 @@ $(VSX_APT_STAMP):
 	touch $@
 
 # The extension's npm packages, exactly as locked.
+# A node_modules that is a link to another checkout's install (a worktree sharing main's) is never
+# reinstalled here: a fresh checkout's package-lock.json is newer than that install's stamp, and
+# `npm ci` through the link emptied the shared install under everyone using it.
 $(VSX_NPM_STAMP): $(VSX_DIR)/package.json $(VSX_DIR)/package-lock.json
-	@mkdir -p $(@D)
-	cd $(VSX_DIR) && npm ci --no-audit --no-fund --loglevel=error
-	touch $@
+	@if [ -L $(VSX_DIR)/node_modules ]; then \
+	  echo "$(VSX_DIR)/node_modules links to a shared install: not reinstalled here (if this" \
+	    "checkout changes package-lock.json, replace the link with an own install: rm the link, make)"; \
+	else \
+	  mkdir -p $(@D) && cd $(VSX_DIR) && npm ci --no-audit --no-fund --loglevel=error \
+	    && touch $(abspath $@); \
+	fi
 
 # code-server from npm. Its postinstall cannot run here (it refuses root, downloads ripgrep from
 # GitHub, and node-gyp asks before installing), so it is installed with --ignore-scripts and the
