@@ -36,6 +36,9 @@ class DiskEditor:
         self.permission_requests: list[Any] = []
         self.answer_message: Answer = lambda params: None
         self.answer_conflict: Answer | None = None
+        # Runs as a workspace/applyEdit arrives, before the editor applies it (a test makes the
+        # agent's own disk write land in between).
+        self.before_apply: Callable[[dict[str, Any]], None] = lambda edit: None
         self.answer_permission: Answer = lambda params: {
             "optionId": params["options"][0]["optionId"]
         }
@@ -81,8 +84,11 @@ class DiskEditor:
             kind = change.get("kind")
             if kind == "create":
                 path = Path(uri_to_path(change["uri"]))
-                if not path.exists():
+                # LSP: `overwrite` wins over `ignoreIfExists` (as VS Code and Neovim do it).
+                if not path.exists() or (change.get("options") or {}).get("overwrite"):
                     path.write_bytes(b"")
+                    if change["uri"] in self.buffers:
+                        self._set_buffer(change["uri"], "")
             elif kind == "delete":
                 path = Path(uri_to_path(change["uri"]))
                 if path.exists():
@@ -126,6 +132,7 @@ async def disk_editor(server_env: dict[str, str]) -> AsyncIterator[DiskEditor]:
     def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
         edit = client.protocol._converter.unstructure(params.edit)
         editor.edits.append(edit)
+        editor.before_apply(edit)
         editor.apply(edit)
         return types.ApplyWorkspaceEditResult(applied=True)
 

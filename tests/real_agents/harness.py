@@ -197,6 +197,29 @@ stream_max_retries = 0
     )
 
 
+def _opencode_env(url: str, home: Path) -> dict[str, str]:
+    config = {
+        "model": "mock/m",
+        "small_model": "mock/m",
+        "provider": {
+            "mock": {
+                "npm": "@ai-sdk/openai-compatible",
+                "options": {"baseURL": url + "/v1", "apiKey": "dummy"},
+                "models": {"m": {"tool_call": True, "limit": {"context": 128000, "output": 8192}}},
+            }
+        },
+    }
+    return {
+        "OPENCODE_CONFIG_CONTENT": json.dumps(config),
+        # It asks nothing unless told to; then it also sends fs/write_text_file.
+        "OPENCODE_PERMISSION": json.dumps({"edit": "ask", "bash": "ask"}),
+        "OPENCODE_DISABLE_AUTOUPDATE": "true",
+        "OPENCODE_DISABLE_MODELS_FETCH": "true",
+        "OPENCODE_DISABLE_LSP_DOWNLOAD": "true",
+        "OPENCODE_DISABLE_DEFAULT_PLUGINS": "true",
+    }
+
+
 def copilot_cache_env() -> dict[str, str]:
     """The unpack cache `make agents` filled (Copilot unpacks ~235 MB there on first start)."""
     return {"COPILOT_CACHE_HOME": str(copilot_cache_home())}
@@ -246,6 +269,11 @@ _QWEN_OPTIONS = {
         ("cancel", "Reject", "reject_once"),
     ),
 }
+_OPENCODE_OPTIONS = (
+    ("once", "Allow once", "allow_once"),
+    ("always", "Always allow", "allow_always"),
+    ("reject", "Reject", "reject_once"),
+)
 
 _CODEX_OPTIONS = {
     "edit": (
@@ -342,6 +370,18 @@ AGENTS: dict[str, AgentSpec] = {
             # Its bash output arrives as tool-call content text (and in rawOutput.content).
             output_via="content",
             options={"edit": _COPILOT_OPTIONS, "execute": _COPILOT_OPTIONS},
+        ),
+        AgentSpec(
+            "opencode",
+            "opencode",
+            ("acp",),
+            _opencode_env,
+            protocol=1,
+            # It sends fs/write_text_file (unawaited) and then writes the disk itself: the
+            # disk is where its edit surely lands.
+            writes_through_client=False,
+            output_via="content",
+            options={"edit": _OPENCODE_OPTIONS, "execute": _OPENCODE_OPTIONS},
         ),
     )
 }

@@ -39,6 +39,7 @@ VARIANTS = [
     ("qwen", True),
     ("codex", True),
     ("copilot", True),
+    ("opencode", True),
     ("claude-v2", False),
     ("gemini", False),
     ("codex", False),

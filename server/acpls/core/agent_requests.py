@@ -437,10 +437,17 @@ class AgentRequests:
         if old is None:
             changes: list[dict[str, Any]] = []
             if self.hub.editor.supports_create_file:
-                changes.append({"kind": "create", "uri": uri, "options": {"ignoreIfExists": True}})
+                # `overwrite`, not `ignoreIfExists`: the file may appear between this check and
+                # the editor's apply (OpenCode writes it itself right after asking acpls to), and
+                # the text is then inserted into an empty file, never beside the agent's own
+                # copy (the file held its text twice). The request is for the whole content.
+                changes.append({"kind": "create", "uri": uri, "options": {"overwrite": True}})
             else:
-                with open(path, "x", encoding="utf-8"):
-                    pass
+                try:
+                    with open(path, "x", encoding="utf-8"):
+                        pass
+                except FileExistsError:
+                    return self._write_edit(path, self.current_text(path) or "", new)
             edits = minimal_line_edits("", new)
             changes.append({"textDocument": {"uri": uri, "version": None}, "edits": edits})
             return {"documentChanges": changes}, 0

@@ -477,6 +477,8 @@ class ReviewController:
             ]
         else:
             changes = [{"kind": "delete", "uri": uri, "options": {"ignoreIfNotExists": True}}]
+        buffer = self.hub.editor.document_text(uri) if reject.operation == "edit" else None
+        disk = _read_disk(reject.path) if buffer is not None else None
         if self._watch is not None:
             self._watch.watcher.ignore_once(reject.path)
         applied, reason = await self.hub.editor.apply_edit(
@@ -486,6 +488,29 @@ class ReviewController:
             self.store.reject_failed(reject, self.hub.agent_requests.current_text(reject.path))
             self.hub.editor.show_message(
                 ports.MESSAGE_WARNING, f"acpls: the editor did not undo the change: {reason}"
+            )
+        elif buffer is not None and disk == buffer:
+            self._restore_disk_too(reject.path, uri, buffer)
+
+    def _restore_disk_too(self, path: str, uri: str, agents: str) -> None:
+        """The rejection landed in the open buffer, but the disk holds the agent's text as well
+        (it wrote the file itself, as OpenCode does besides its fs/write_text_file, or the
+        editor saved or reloaded it): the buffer held nothing but what is on disk, so the disk
+        gets the buffer's restored text too. Otherwise an editor that counts the restored buffer
+        as unchanged (it equals the last saved text) would never save it, and reload the agent's
+        text from disk: the rejected change would come back."""
+        restored = self.hub.editor.document_text(uri)
+        if restored is None or restored == agents or _read_disk(path) != agents:
+            return
+        if self._watch is not None:
+            self._watch.watcher.ignore_once(path)
+        try:
+            with open(path, "w", encoding="utf-8", newline="") as handle:
+                handle.write(restored)
+        except OSError as exc:
+            self.hub.editor.show_message(
+                ports.MESSAGE_WARNING,
+                f"acpls: the change is undone in the editor but not on disk ({exc}): save {path}",
             )
 
     # -- telling the editor ------------------------------------------------------------------------
