@@ -119,3 +119,40 @@ async def test_reject_all_of_untouched_agent_text_still_just_works(
         assert result == {"files": []}
         assert conflict_questions(editor) == []
         assert editor.buffers[shop.as_uri()] == SHOP + "# a note of mine\n"
+
+
+async def test_no_git_baselines_come_from_the_turn_start_checkpoint(
+    server_env: dict[str, str], workspace: Path, tmp_path: Path
+):
+    """No git, files never opened or read: the watcher cannot know their text before the turn,
+    but the checkpoint taken before it does. A command edits one and deletes another (just
+    before the turn ends); review lists both with a known baseline and rejectAll gives the
+    original bytes back (before, they could be kept but not rejected, and the deletion was
+    not listed at all)."""
+    notes = workspace / "notes.txt"
+    notes.write_bytes(b"first line\r\nsecond line\r\n")
+    doomed = workspace / "doomed.txt"
+    doomed.write_bytes(b"keep me\n")
+    before = {p.name: p.read_bytes() for p in workspace.iterdir() if p.is_file()}
+    steps = [
+        {"update": {"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "sed",
+                    "kind": "execute", "status": "in_progress"}},
+        {"disk": {"op": "write", "path": str(notes), "text": "first line\r\nchanged\r\n"}},
+        {"disk": {"op": "remove", "path": str(doomed)}},
+        {"update": {"sessionUpdate": "tool_call_update", "toolCallId": "c1",
+                    "status": "completed"}},
+    ]  # fmt: skip
+    async with disk_editor(server_env) as editor:
+        agent = scripted({"protocol": 1, "on_prompt": [steps]}, tmp_path / "agent.jsonl")
+        await start(editor.client, workspace, agent, custom=False)
+        result = await command(editor.client, "acpls.prompt", {"text": "edit the notes"})
+        assert result["stopReason"] == "end_turn"
+        review = await command(editor.client, "acpls.review", {})
+        files = {Path(f["path"]).name: f for f in review["files"]}
+        assert set(files) == {"notes.txt", "doomed.txt"}, review
+        assert all("note" not in f for f in files.values()), review
+        assert files["doomed.txt"]["status"] == "deleted"
+        (hunk,) = files["notes.txt"]["hunks"]
+        assert (hunk["oldText"], hunk["newText"]) == ("second line\r\n", "changed\r\n")
+        assert await command(editor.client, "acpls.rejectAll", {}) == {"files": []}
+        assert {p.name: p.read_bytes() for p in workspace.iterdir() if p.is_file()} == before

@@ -199,6 +199,37 @@ class CheckpointController:
         self._schedule_prune()
         self._fork_later(session, checkpoint)
 
+    async def text_before_turn(self, session_id: str, path: str) -> tuple[bool, str | None]:
+        """`path`'s text in the checkpoint taken before the session's running turn, for review
+        baselines the turn watcher cannot know (no git, untracked or dirty files): `(True,
+        text)` when the snapshot holds the file as UTF-8 text, else `(False, None)` (no
+        checkpoint, outside the folders, not recorded, ignored, binary). Never raises."""
+        checkpoint = self._open.get(session_id)
+        if checkpoint is None:
+            return False, None
+        for root, folder in checkpoint.folders.items():
+            store = self._stores.get(root)
+            rel = store.relative(path) if store is not None else None
+            if store is None or rel is None:
+                continue
+            if rel in folder.not_recorded:
+                return False, None
+            try:
+                entry = (await store.entries(folder.tree, [rel])).get(rel)
+                if entry is None or entry[0] not in ("100644", "100755"):
+                    return False, None  # absent may mean ignored, not "did not exist"
+                data = (await store.blobs([entry[1]])).get(entry[1])
+            except (SnapshotError, OSError, ValueError) as exc:
+                logger.info("no checkpoint text of %s: %s", path, exc)
+                return False, None
+            if data is None:
+                return False, None
+            try:
+                return True, data.decode("utf-8")
+            except UnicodeDecodeError:
+                return False, None
+        return False, None
+
     # -- the conversation --------------------------------------------------------------------------
     def _fork_later(self, session: Session, checkpoint: Checkpoint) -> None:
         """Where the agent offers `session/fork`, keep the agent's copy of the conversation as it

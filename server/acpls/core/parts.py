@@ -53,6 +53,10 @@ class ReviewPart(Protocol):
     ) -> None: ...
 
 
+class BaselinesPart(Protocol):
+    async def text_before_turn(self, session_id: str, path: str) -> tuple[bool, str | None]: ...
+
+
 class TextsPart(Protocol):
     def current_text(self, path: str) -> str | None: ...
 
@@ -96,6 +100,9 @@ class CoreParts(Protocol):
 
     @property
     def agent_requests(self) -> TextsPart: ...
+
+    @property
+    def checkpoints(self) -> BaselinesPart: ...
 
     @property
     def connection(self) -> AgentConnection | None: ...

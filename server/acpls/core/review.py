@@ -1,8 +1,10 @@
 """Review of every change agents made: baselines from three sources, and keep / reject.
 
 Baselines (the text before an agent first touched a file) come from acpls' own writes, from diff
-content in tool calls, and from files the agent wrote straight to disk during a turn (seen by
-`services.watcher.TurnWatcher`). `state.review.ReviewStore` holds them and computes the hunks;
+content in tool calls (placed in the file, never a fragment taken as the file), and from files the
+agent wrote straight to disk during a turn (seen by `services.watcher.TurnWatcher`; their text
+before the turn from the open buffer, a read, git, the turn-start listing, else the checkpoint
+taken before the turn). `state.review.ReviewStore` holds them and computes the hunks;
 this module feeds it, applies rejections through `workspace/applyEdit`, and tells custom-mode
 editors (`acpls/changes`) whenever the pending set changes.
 
@@ -202,8 +204,12 @@ class ReviewController:
         session_id = session.id
         if not store.is_tracked(path):
             baseline = await watch.watcher.baseline_for(path)
-            if baseline.known:
-                store.baseline(path, baseline.text, session_id=session_id)
+            known, before = baseline.known, baseline.text
+            if not known:
+                # The checkpoint taken before this turn holds the files git cannot vouch for.
+                known, before = await self.hub.checkpoints.text_before_turn(session_id, path)
+            if known:
+                store.baseline(path, before, session_id=session_id)
                 store.changed(path, text)
             elif change.change != "deleted" and text is not None:
                 store.unknown_baseline(path, text, session_id=session_id)
