@@ -72,3 +72,30 @@ def test_agent_disk_write_over_unsaved_text_asks(editor_factory, workspace: Path
         assert ed.lua(lines, buf) == AGENT.splitlines()
     assert shop.read_text(encoding="utf-8") == AGENT  # acpls never wrote the disk
     assert ed.errors() == []
+
+
+@pytest.mark.parametrize("answer", ["Keep mine", "Take the original"])
+def test_reject_of_a_change_the_user_edited_asks_first(editor_factory, answer: str):
+    """The agent writes hello.txt through the buffer; the user edits that line; `:Acpls
+    rejectall` writes nothing until the user chose (acpls/resolveConflict kind reject)."""
+    ed = editor_factory("v1_fs")
+    hello = ed.workspace / "hello.txt"
+    ed.nvim.command(f"edit {hello}")
+    ed.nvim.command("Acpls prompt write")
+    ed.wait_turn_end()
+    ed.wait("return #require('acpls.review').items() == 1", what="acpls/changes")
+    ed.lua("vim.api.nvim_buf_set_lines(0, 0, 1, false, {'hello from the agent, and me'})")
+    ed.nvim.command("Acpls rejectall")
+    question = ed.wait(QUESTION, what="the conflict question")
+    assert question["labels"] == ["Keep mine", "Show the diff", "Take the original"]
+    assert str(hello) in question["prompt"]
+    lines = "return vim.api.nvim_buf_get_lines(0, 0, -1, false)"
+    assert ed.lua(lines) == ["hello from the agent, and me"]  # nothing written while asked
+    ed.lua("T.answer_label(...)", question["index"], answer)
+    ed.wait("return #require('acpls.review').items() == 0", what="the review after the answer")
+    if answer == "Keep mine":
+        assert ed.lua(lines) == ["hello from the agent, and me"]
+    else:
+        ed.wait("return vim.api.nvim_buf_get_lines(0, 0, 1, false)[1] == 'hello'")
+    assert hello.read_text(encoding="utf-8") == "hello\n"  # the disk was never written
+    assert ed.errors() == []
