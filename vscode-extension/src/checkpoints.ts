@@ -6,7 +6,7 @@
 import * as path from "node:path";
 import * as vscode from "vscode";
 import type { AcplsClient } from "./client";
-import { checkpointLabel, restoreSummary, unsavedSkips } from "./model/checkpoints";
+import { checkpointLabel, notApplied, restoreSummary, unsavedSkips } from "./model/checkpoints";
 import type { Checkpoint } from "./protocol";
 
 export type ContinueTarget = { continueIn(sessionId: string, prompt: string): void };
@@ -27,6 +27,9 @@ export async function restoreCheckpoint(client: AcplsClient, checkpoint: Checkpo
         result = { ...again, restored: [...result.restored, ...again.restored] };
       }
     }
+    // What the user left unticked in Refactor Preview still differs from the checkpoint.
+    const diff = await client.command("acpls.checkpointDiff", { id: checkpoint.id });
+    result = notApplied(result, diff.files.map((f) => f.path));
     const summary = restoreSummary(result, (p) => path.basename(p));
     const canContinue = checkpoint.turn !== null && checkpoint.sessionId !== null;
     const choice = await (result.skipped.length > 0 ? vscode.window.showWarningMessage : vscode.window.showInformationMessage)(

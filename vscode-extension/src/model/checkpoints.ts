@@ -42,3 +42,13 @@ export function checkpointLabel(c: Checkpoint): { label: string; description: st
   const files = c.files.length === 0 ? "no files changed" : `${c.files.length} file${c.files.length === 1 ? "" : "s"}: ${c.files.join(", ")}`;
   return { label: c.turn === null ? `before a restore · ${c.prompt}` : `turn ${c.turn} · ${c.prompt}`, description: time, detail: files };
 }
+
+/** Refactor Preview applies only the edits the user ticked, and VS Code reports the edit applied
+ * all the same: the files that still differ from the checkpoint afterwards (acpls.checkpointDiff)
+ * were not restored, and are moved from `restored` to `skipped`. */
+export function notApplied(result: RestoreResult, stillDifferent: readonly string[]): RestoreResult {
+  const left = new Set(stillDifferent);
+  const skipped = [...result.skipped];
+  for (const path of result.restored) if (left.has(path)) skipped.push({ path, reason: "left as it is in the preview" });
+  return { ...result, restored: result.restored.filter((p) => !left.has(p)), skipped };
+}

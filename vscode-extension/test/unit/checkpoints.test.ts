@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { checkpointFor, checkpointLabel, restoreSummary, unsavedSkips, userTurn } from "../../src/model/checkpoints";
+import { checkpointFor, checkpointLabel, notApplied, restoreSummary, unsavedSkips, userTurn } from "../../src/model/checkpoints";
 import type { Item } from "../../src/model/conversation";
 import type { Checkpoint } from "../../src/protocol";
 
@@ -44,5 +44,17 @@ describe("checkpoints model", () => {
   test("a quick pick line", () => {
     assert.deepEqual(checkpointLabel(base), { label: "turn 1 · Fix add", description: "11:02:03", detail: "1 file: /ws/calc.py" });
     assert.equal(checkpointLabel({ ...base, turn: null, prompt: "Restore to before turn 1: x", files: [] }).detail, "no files changed");
+  });
+
+  test("files left unticked in Refactor Preview are reported as skipped, not restored", () => {
+    const result = { restored: ["/ws/calc.py", "/ws/extra.py"], skipped: [{ path: "/ws/n.md", reason: "unsaved changes in the editor" }], checkpoint: "c9", prompt: "p" };
+    const after = notApplied(result, ["/ws/extra.py", "/ws/n.md"]);
+    assert.deepEqual(after.restored, ["/ws/calc.py"]);
+    assert.deepEqual(after.skipped, [
+      { path: "/ws/n.md", reason: "unsaved changes in the editor" },
+      { path: "/ws/extra.py", reason: "left as it is in the preview" },
+    ]);
+    assert.equal(restoreSummary(after, (p) => p.split("/").pop() ?? p), "Restored 1 file. Skipped: n.md (unsaved changes in the editor); extra.py (left as it is in the preview).");
+    assert.deepEqual(notApplied(result, []), result);
   });
 });
