@@ -27,7 +27,8 @@ def test_one_client_per_root_with_custom_capabilities(editor_factory, tmp_path):
         first,
     )
     assert info["root"] == str(ed.workspace)
-    assert info["caps"]["acpls"] == {"version": 1}
+    # Version 1, and the newer requests it answers (editors/protocol.md section 2).
+    assert info["caps"]["acpls"] == {"version": 1, "resolveConflict": True}
     assert info["server"]["acpls"] == {"version": 1}
     assert info["init"]["agent"]["args"][0].endswith("scripted_agent.py")
     assert info["settings"] == {"acpls": info["init"]}
