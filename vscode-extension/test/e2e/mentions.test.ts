@@ -4,11 +4,13 @@
 // agent receives calc.py's text as an embedded resource after the prompt's text; an image pasted into
 // the prompt box is a chip and reaches the agent as an image block; an image over
 // acpls.context.maxImageBytes is refused with its size and the limit, and nothing is sent for it;
-// "Copy as context" on the agent's answer quotes it into the prompt box.
+// "Copy as context" on the agent's answer quotes it into the prompt box; with a JSON file open
+// (a syntax error reported by VS Code's JSON support) and two lines selected, `@sel` and `@diag`
+// send those lines as a resource and the file's diagnostics as text.
 // Screenshots go to test-artifacts/vscode/ (prefixed "mentions").
 
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { after, before, describe, test } from "node:test";
@@ -70,6 +72,8 @@ async function until(what: string, ok: () => boolean): Promise<void> {
 describe("@-mentions and images in the VS Code panel", { timeout: 240_000 }, () => {
   before(async () => {
     vscode.prepare(settings);
+    // A JSON file with a syntax error: VS Code's own JSON support reports it.
+    writeFileSync(join(vscode.workspace, "bad.json"), '{\n  "a": 1\n  "b": 2\n}\n');
     const installed = await vscode.installExtension();
     assert.match(installed, /acpls/, installed);
     await vscode.start({});
@@ -143,5 +147,46 @@ describe("@-mentions and images in the VS Code panel", { timeout: 240_000 }, () 
       { type: "text", text: "What is in this picture?" },
       { type: "image", data: PNG, mimeType: "image/png" },
     ]);
+  });
+
+  test("@selection and @diagnostics come from the editor", async () => {
+    const page = vscode.page;
+    await panel.locator(".turn-end").nth(1).waitFor({ timeout: 60_000 });
+    await page.keyboard.press("Control+P");
+    const quick = page.locator(".quick-input-widget input");
+    await quick.waitFor({ state: "visible", timeout: 10_000 });
+    await quick.fill("bad.json");
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: "bad.json" }).first().waitFor({ timeout: 10_000 });
+    await page.keyboard.press("Enter");
+    await page.locator(".monaco-editor .view-lines", { hasText: '"b": 2' }).first().waitFor({ timeout: 10_000 });
+    // VS Code's JSON support reports the missing comma.
+    await page.locator(".statusbar-item", { hasText: /1/ }).locator(".codicon-error").first().waitFor({ timeout: 30_000 });
+    await page.locator(".monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+Home");
+    await page.keyboard.press("Shift+ArrowDown");
+    await page.keyboard.press("Shift+ArrowDown");
+    const prompt = panel.locator("textarea.prompt");
+    await prompt.click();
+    await prompt.fill("");
+    for (const [typed, label] of [
+      ["@sel", "@selection"],
+      ["@diag", "@diagnostics"],
+    ] as const) {
+      await prompt.pressSequentially(typed);
+      await panel.locator(".completions li.mention .name", { hasText: label }).first().waitFor({ timeout: 30_000 });
+      assert.equal(await panel.locator(".completions li.mention .name").first().textContent(), label);
+      await prompt.press("Enter");
+      await panel.locator(".chips .chip", { hasText: label }).waitFor({ timeout: 10_000 });
+    }
+    await vscode.screenshot("mentions-selection-diagnostics");
+    await prompt.pressSequentially("fix these");
+    await prompt.press("Enter");
+    await until("the third prompt at the agent", () => prompts().length === 3);
+    const bad = join(vscode.workspace, "bad.json");
+    const [text, selection, diagnostics] = prompts()[2] ?? [];
+    assert.deepEqual(text, { type: "text", text: "@selection @diagnostics fix these" });
+    assert.deepEqual(selection, { type: "resource", resource: { uri: `${pathToFileURL(bad).href}#L1-2`, text: '{\n  "a": 1\n' } });
+    assert.equal(diagnostics?.type, "text");
+    assert.match(String(diagnostics?.text), /^Diagnostics the editor reports:\n\nbad\.json:\n- line 3, col \d+/);
   });
 });
