@@ -10,6 +10,7 @@ embedded context gets it as text (a link would point outside the workspace), its
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -149,7 +150,12 @@ def diagnostics_block(
     return {"type": "text", "text": "\n".join(lines)}
 
 
+# Escape sequences (colours, cursor moves, OSC titles and links): the agent reads plain text.
+_ESCAPES = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+
+
 def terminal_block(command: str | None, output: str, truncated: bool) -> dict[str, Any]:
+    output = _ESCAPES.sub("", output)
     output = output.replace("\r\n", "\n").rstrip("\n")  # a pty's line ends
     label = f"`{command}`" if command else "a terminal"
     cut = " (its end)" if truncated else ""
