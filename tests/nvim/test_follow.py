@@ -100,8 +100,10 @@ def test_user_edit_pause_is_shown(editor_factory):
     ed.nvim.command(f"edit {ed.workspace / 'hello.txt'}")
     ed.nvim.command("Acpls prompt go")
     ed.wait("return require('acpls.follow').mark() ~= nil", what="the first follow")
-    # The user types in the file the agent is in: the server pauses follow and says so.
-    ed.nvim.command("wincmd t")
+    # The user was in hello.txt, so follow showed calc.py in a window beside the chat; the user
+    # goes there and types in the file the agent is in: the server pauses follow and says so.
+    assert ed.lua("return vim.fn.expand('%:t')") == "hello.txt"
+    ed.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(...))", str(ed.workspace / "calc.py"))
     ed.nvim.input("ggOuser line<Esc>")
     ed.wait("return require('acpls.follow').state.paused", what="follow paused")
     ed.wait_turn_end()
@@ -169,3 +171,56 @@ def test_follow_during_a_diff_preview_only_moves_the_mark(plain_nvim, workspace)
     # Back in the first tab page the code window is left alone (it belongs to another tab page).
     name = nvim.exec_lua("return vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(0))")
     assert name == str(workspace / "hello.txt")
+
+
+def _window_state(nvim, win: int) -> list:
+    return nvim.exec_lua(
+        "local w = ...; return {vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w)),"
+        " vim.api.nvim_win_get_cursor(w)}",
+        win,
+    )
+
+
+def test_follow_never_changes_the_window_the_user_is_in(plain_nvim, workspace):
+    """The user works in a code window (normal mode, no other code window) with the chat open:
+    follow opens a window beside the chat, unfocused, and the user's buffer and cursor stay."""
+    nvim = plain_nvim
+    nvim.command(f"edit {workspace / 'hello.txt'}")
+    user_win = nvim.current.window.handle
+    nvim.exec_lua(
+        "vim.cmd('botright vnew'); vim.b.acpls_chat = 1; vim.bo.buftype = 'nofile';"
+        " vim.api.nvim_set_current_win(...)",
+        user_win,
+    )
+    before = _window_state(nvim, user_win)
+    assert nvim.exec_lua("return vim.api.nvim_get_mode().mode") == "n"
+    nvim.exec_lua(
+        "require('acpls.follow').on_follow_agent(..., {})", follow_params(workspace / "calc.py", 4)
+    )
+    assert nvim.current.window.handle == user_win
+    assert _window_state(nvim, user_win) == before
+    wins = nvim.exec_lua("return vim.api.nvim_tabpage_list_wins(0)")
+    assert len(wins) == 3
+    shown = [_window_state(nvim, w) for w in wins if w != user_win]
+    assert [str(workspace / "calc.py"), [5, 0]] in shown
+
+
+def test_follow_uses_another_code_window_of_the_tab(plain_nvim, workspace):
+    """Two code windows, the user in one: follow shows the agent in the other, and a second
+    move keeps to it (no new window)."""
+    nvim = plain_nvim
+    nvim.command(f"edit {workspace / 'README.md'}")
+    other_win = nvim.current.window.handle
+    nvim.command(f"vsplit {workspace / 'hello.txt'}")
+    user_win = nvim.current.window.handle
+    before = _window_state(nvim, user_win)
+    for line in (4, 1):
+        nvim.exec_lua(
+            "require('acpls.follow').on_follow_agent(..., {})",
+            follow_params(workspace / "calc.py", line),
+        )
+        assert nvim.current.window.handle == user_win
+        assert _window_state(nvim, user_win) == before
+        assert _window_state(nvim, other_win)[0] == str(workspace / "calc.py")
+    assert _window_state(nvim, other_win)[1][0] == 2
+    assert len(nvim.exec_lua("return vim.api.nvim_tabpage_list_wins(0)")) == 2

@@ -1,4 +1,5 @@
--- Follow the agent: show where it works in the code window, never taking the user's window or mode.
+-- Follow the agent: show where it works in a code window, never in the window the user is in (nor
+-- taking its focus or mode): another code window of the tab page, else one opened beside the chat.
 local client = require('acpls.client')
 local config = require('acpls.config')
 local util = require('acpls.util')
@@ -42,6 +43,24 @@ local function new_code_window(buf)
   return vim.api.nvim_open_win(buf, false, { split = 'left', win = chat_wins[1] })
 end
 
+-- The window follow shows the agent in: a code window of this tab page other than the current one
+-- (the last one the user was in first), else a new one beside the chat. Never the current window:
+-- the user's buffer and cursor stay where they are, whatever mode they are in.
+local function follow_window(buf)
+  local cur = vim.api.nvim_get_current_win()
+  local win = util.code_window()
+  if win == nil or win == cur then
+    win = nil
+    for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+      if w ~= cur and util.is_code_win(w) then
+        win = w
+        break
+      end
+    end
+  end
+  return win or new_code_window(buf)
+end
+
 -- The buffer's row for an LSP range start, and its byte column (first non-blank at column 0).
 local function target(buf, range)
   local count = vim.api.nvim_buf_line_count(buf)
@@ -63,10 +82,8 @@ function M.on_follow_agent(params, _ctx)
   util.track_windows()
   local buf = util.file_buf(path)
   client.attach_buffer(buf)
-  local cur = vim.api.nvim_get_current_win()
-  local win = util.code_window() or new_code_window(buf)
-  -- Never switch the buffer under a user who is typing in the code window itself.
-  local can_move = win ~= nil and not (win == cur and vim.api.nvim_get_mode().mode:sub(1, 1) ~= 'n')
+  local win = follow_window(buf)
+  local can_move = win ~= nil
   if can_move and vim.api.nvim_win_get_buf(win) ~= buf then
     can_move = pcall(vim.api.nvim_win_set_buf, win, buf)
   end
