@@ -41,6 +41,9 @@ class Editor:
             bufsize=0,
         )
         self.handlers: dict[str, Handler] = {}
+        # Called with the method of every message the server sends that has one (notifications
+        # and requests alike), before its handler.
+        self.on_any: Callable[[str], None] | None = None
         self.messages = 0
         self.bytes_in = 0
         self._next_id = 0
@@ -170,6 +173,8 @@ class Editor:
             else:
                 future.set_result(message.get("result"))
             return
+        if self.on_any is not None:
+            self.on_any(method)
         handler = self.handlers.get(method)
         if handler is not None:
             handler(message.get("params"))

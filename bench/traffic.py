@@ -8,6 +8,7 @@ final tool-call states) without the agent having to report it.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -46,6 +47,19 @@ def expected_tail(size: int, count: int, tail: int) -> bytes:
         held += len(part)
         index -= 1
     return b"".join(reversed(parts))[-tail:]
+
+
+def expected_digest(size: int, count: int) -> str:
+    """The BLAKE2b digest of the whole text of a stream of `count` chunks of `size` bytes."""
+    bodies = chunk_bodies(size)
+    digest = hashlib.blake2b()
+    cycle = b"".join(bodies)
+    whole, rest = divmod(count, len(bodies))
+    for _ in range(whole):
+        digest.update(cycle)
+    for index in range(rest):
+        digest.update(bodies[index])
+    return digest.hexdigest()
 
 
 def terminal_lines(session_id: str, terminal_id: str, size: int, protocol: int) -> list[bytes]:
