@@ -76,21 +76,44 @@ function noChange(): Change {
   return { items: [], removed: [], header: false, plan: false };
 }
 
-function findItem(session: SessionView, id: string): Item | undefined {
-  // Updates almost always touch the newest items: search from the end.
-  for (let i = session.items.length - 1; i >= 0; i--) {
-    const item = session.items[i];
-    if (item !== undefined && item.id === id) return item;
+/**
+ * Each session's items by id, and its local echoes, beside the view (a SessionView stays plain data
+ * for postMessage). Looking an item up by scanning made a load of N updates take O(N²): every new
+ * item scanned every older one. Rebuilt when the items were changed elsewhere (a new snapshot).
+ */
+type Index = { items: Item[]; byId: Map<string, Item>; echoes: Set<string> };
+const indexes = new WeakMap<SessionView, Index>();
+
+function indexOf(session: SessionView): Index {
+  let index = indexes.get(session);
+  if (index === undefined || index.items !== session.items || index.byId.size !== session.items.length) {
+    index = { items: session.items, byId: new Map(), echoes: new Set() };
+    for (const item of session.items) {
+      index.byId.set(item.id, item);
+      if (item.kind === "message" && item.localEcho === true) index.echoes.add(item.id);
+    }
+    indexes.set(session, index);
   }
-  return undefined;
+  return index;
+}
+
+function findItem(session: SessionView, id: string): Item | undefined {
+  return indexOf(session).byId.get(id);
 }
 
 function push(session: SessionView, item: Item, change: Change): void {
+  const index = indexOf(session);
   session.items.push(item);
+  index.byId.set(item.id, item);
+  if (item.kind === "message" && item.localEcho === true) index.echoes.add(item.id);
   change.items.push(item.id);
   const excess = session.items.length - MAX_ITEMS;
   if (excess > 0) {
-    for (const dropped of session.items.splice(0, excess)) change.removed.push(dropped.id);
+    for (const dropped of session.items.splice(0, excess)) {
+      change.removed.push(dropped.id);
+      index.byId.delete(dropped.id);
+      index.echoes.delete(dropped.id);
+    }
     session.trimmed += excess;
   }
 }
@@ -127,10 +150,14 @@ function appendBlock(blocks: ContentBlock[], block: ContentBlock): void {
 
 /** Drops the local copy of the user's prompt once the server sends its own user message. */
 function dropLocalEcho(session: SessionView, change: Change): void {
+  const index = indexOf(session);
+  if (index.echoes.size === 0) return;
   for (let i = session.items.length - 1; i >= 0; i--) {
     const item = session.items[i];
     if (item?.kind === "message" && item.localEcho) {
       session.items.splice(i, 1);
+      index.byId.delete(item.id);
+      index.echoes.delete(item.id);
       change.removed.push(item.id);
       return;
     }
