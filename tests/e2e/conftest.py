@@ -175,7 +175,7 @@ async def start(
     )
 
 
-def scripted(script: dict[str, Any], log: Path, **kwargs: Any) -> dict[str, Any]:
+def scripted(script: dict[str, Any] | Path, log: Path, **kwargs: Any) -> dict[str, Any]:
     argv = script_command(script, log, **kwargs)
     return {"command": argv[0], "args": argv[1:]}
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 from pathlib import Path
 from typing import Any
 
@@ -77,3 +79,48 @@ async def test_tool_call_burst_reaches_the_editor_coalesced_with_the_final_state
     assert {k: (v["title"], v["status"]) for k, v in final.items()} == {
         f"c{n % 4}": (f"step {n}", "completed") for n in range(396, 400)
     }
+
+
+async def test_terminal_output_reaches_the_editor_in_capped_pieces_before_the_exit(
+    client, workspace: Path, tmp_path: Path
+):
+    """A 35,000-line log and its exit in one burst (one flush): every output piece is at most
+    64 Ki characters and comes before the terminal update with the exit status, so the editor's
+    "process exited" line lands after the last output line (issue 18)."""
+    lines = b"".join(b"log line %06d\r\n" % i for i in range(35_000))
+    chunks = [lines[i : i + 65_536] for i in range(0, len(lines), 65_536)]
+    steps: list[dict[str, Any]] = [
+        _update(sessionUpdate="terminal_update", terminalId="t1", command="cat big.log"),
+        *(
+            _update(
+                sessionUpdate="terminal_output_chunk",
+                terminalId="t1",
+                data=base64.b64encode(chunk).decode(),
+            )
+            for chunk in chunks
+        ),
+        _update(sessionUpdate="terminal_update", terminalId="t1", exitStatus={"exitCode": 0}),
+    ]
+    log = tmp_path / "agent.jsonl"
+    script = tmp_path / "script.json"  # too long for a command line
+    script.write_text(json.dumps({"protocol": 2, "on_prompt": steps}))
+    await start(client, workspace, scripted(script, log))
+    await command(client, "acpls.prompt", {"text": "cat"})
+    events = [
+        (method, params)
+        for method, params in getattr(client, "acpls_notifications", [])
+        if method in ("acpls/terminalOutput", "acpls/terminalUpdate")
+    ]
+    outputs = [p for m, p in events if m == "acpls/terminalOutput"]
+    assert max(len(p["text"]) for p in outputs) <= 64 * 1024
+    assert len(outputs) >= len(lines) // (64 * 1024)
+    shown = "".join(p["text"] for p in outputs)
+    # Compared by parts: a failing `==` of two 560 kB strings makes pytest diff them for minutes.
+    assert (len(shown), shown[-17:]) == (len(lines), "log line 034999\r\n")
+    assert shown == lines.decode(), "the output shown differs from the log"
+    last_output = max(i for i, (m, _) in enumerate(events) if m == "acpls/terminalOutput")
+    exits = [
+        i for i, (m, p) in enumerate(events) if m == "acpls/terminalUpdate" and "exitStatus" in p
+    ]
+    assert exits, "no terminal update with the exit status"
+    assert min(exits) > last_output

@@ -11,7 +11,15 @@ from typing import Any
 
 import pytest
 
-from acpls.translate.terminals import OutputBatch, TerminalState, TerminalStore, raw_output_text
+from acpls.translate.terminals import (
+    MAX_OUTPUT_CHARS,
+    OutputBatch,
+    StateUpdate,
+    TerminalState,
+    TerminalStore,
+    raw_output_text,
+    split_output,
+)
 
 S = "sess_1"
 T = "term_001"
@@ -913,3 +921,97 @@ def test_terminal_notifications_may_come_before_the_tool_call_reference(
     [state] = store.take_state_changes()
     assert "toolCallId" not in state.to_editor()
     assert store.take_output() == [OutputBatch(S, T, "a\r\n", False)]
+
+
+# -- the order and size of what the editor is sent (editors/protocol.md 5.5, 5.6) -------------
+
+
+def _kinds(events: list[Any]) -> list[str]:
+    return ["output" if isinstance(e, OutputBatch) else "state" for e in events]
+
+
+def test_output_comes_before_the_update_that_ends_the_terminal_in_one_pull(
+    store: TerminalStore,
+) -> None:
+    store.apply_update(S, update(command="make"))
+    store.take_in_order()
+    store.append_chunk(S, T, b64("last line\r\n"))
+    store.apply_update(S, update(exitStatus={"exitCode": 0}))
+    events = store.take_in_order()
+    assert _kinds(events) == ["output", "state"]
+    assert isinstance(events[0], OutputBatch) and events[0].text == "last line\r\n"
+    assert isinstance(events[1], StateUpdate)
+    assert events[1].params["exitStatus"] == {"exitCode": 0}
+
+
+def test_a_new_terminal_that_ends_in_its_first_pull_is_announced_then_output_then_exit(
+    store: TerminalStore,
+) -> None:
+    store.apply_update(S, update(command="make"))
+    store.append_chunk(S, T, b64("out\r\n"))
+    store.apply_update(S, update(exitStatus={"exitCode": 2}))
+    store.release(S, T)
+    events = store.take_in_order()
+    assert _kinds(events) == ["state", "output", "state"]
+    first, last = events[0], events[2]
+    assert isinstance(first, StateUpdate) and isinstance(last, StateUpdate)
+    assert first.params["command"] == "make"
+    assert "exitStatus" not in first.params and "released" not in first.params
+    assert last.params["exitStatus"] == {"exitCode": 2} and last.params["released"] is True
+    assert store.take_in_order() == []
+
+
+def test_a_new_running_terminal_is_announced_once_before_its_output(
+    store: TerminalStore,
+) -> None:
+    store.apply_update(S, update(command="make"))
+    store.append_chunk(S, T, b64("a\r\n"))
+    assert _kinds(store.take_in_order()) == ["state", "output"]
+    store.append_chunk(S, T, b64("b\r\n"))
+    assert _kinds(store.take_in_order()) == ["output"]
+
+
+def test_terminals_keep_their_own_order_in_one_pull(store: TerminalStore) -> None:
+    for tid in ("t1", "t2"):
+        store.apply_update(S, {"terminalId": tid, "command": tid})
+    store.take_in_order()
+    store.append_chunk(S, "t2", b64("two"))
+    store.apply_update(S, {"terminalId": "t2", "exitStatus": {"exitCode": 0}})
+    store.apply_update(S, {"terminalId": "t1", "exitStatus": {"exitCode": 1}})
+    store.append_chunk(S, "t1", b64("one"))
+    events = store.take_in_order()
+    per_terminal: dict[str, list[str]] = {}
+    for event in events:
+        tid = event.terminal_id if isinstance(event, OutputBatch) else event.params["terminalId"]
+        per_terminal.setdefault(tid, []).append(_kinds([event])[0])
+    assert per_terminal == {"t1": ["output", "state"], "t2": ["output", "state"]}
+
+
+def test_output_is_sent_in_pieces_of_at_most_the_cap_that_join_to_the_whole(
+    store: TerminalStore,
+) -> None:
+    lines = "".join(f"line {i:06d}\r\n" for i in range(20_000))  # 260,000 characters
+    store.apply_update(S, update(command="cat big.log"))
+    store.take_in_order()
+    store.append_chunk(S, T, b64(lines))
+    store.apply_update(S, update(exitStatus={"exitCode": 0}))
+    events = store.take_in_order(max_chars=64 * 1024)
+    outputs = [e for e in events if isinstance(e, OutputBatch)]
+    assert len(outputs) >= 4
+    assert all(len(b.text) <= 64 * 1024 for b in outputs)
+    assert "".join(b.text for b in outputs) == lines
+    # Each piece ends at a line end here (there is one in every piece's last quarter).
+    assert all(b.text.endswith("\r\n") for b in outputs)
+    assert _kinds(events)[-1] == "state"
+
+
+def test_only_the_first_piece_of_a_reset_is_a_reset() -> None:
+    batch = OutputBatch(S, T, "x" * 10, True)
+    pieces = split_output(batch, 4)
+    assert [p.text for p in pieces] == ["xxxx", "xxxx", "xx"]
+    assert [p.reset for p in pieces] == [True, False, False]
+    assert split_output(OutputBatch(S, T, "", True), 4) == [OutputBatch(S, T, "", True)]
+
+
+def test_the_default_cap_is_64_ki_characters() -> None:
+    assert MAX_OUTPUT_CHARS == 64 * 1024

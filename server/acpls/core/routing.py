@@ -17,6 +17,7 @@ from acpls.core.pump import UpdateQueue
 from acpls.editor import messages as msg
 from acpls.services.transcript import Transcript
 from acpls.translate.follow import FollowTarget, is_subagent_tool_call
+from acpls.translate.terminals import OutputBatch
 from acpls.translate.uris import path_to_uri
 
 if TYPE_CHECKING:
@@ -319,18 +320,20 @@ class UpdateRouter:
         if editor.custom_mode:
             for session in list(hub.sessions.values()):
                 self._flush_queue(session.id, session.queue)
-            for state in hub.terminals.take_state_changes():
-                editor.notify(msg.TERMINAL_UPDATE, _terminal_update(state))
-            for batch in hub.terminals.take_output():
-                editor.notify(
-                    msg.TERMINAL_OUTPUT,
-                    msg.TerminalOutputParams(
-                        sessionId=batch.session_id,
-                        terminalId=batch.terminal_id,
-                        text=batch.text,
-                        reset=True if batch.reset else None,
-                    ),
-                )
+            # A terminal's output before the update that ends it (translate/terminals.py).
+            for event in hub.terminals.take_in_order():
+                if isinstance(event, OutputBatch):
+                    editor.notify(
+                        msg.TERMINAL_OUTPUT,
+                        msg.TerminalOutputParams(
+                            sessionId=event.session_id,
+                            terminalId=event.terminal_id,
+                            text=event.text,
+                            reset=True if event.reset else None,
+                        ),
+                    )
+                else:
+                    editor.notify(msg.TERMINAL_UPDATE, msg.TerminalUpdateParams(**event.params))
         else:
             hub.terminals.take_state_changes()
             for batch in hub.terminals.take_output():
@@ -368,11 +371,6 @@ class UpdateRouter:
         for transcript in self._transcripts.values():
             transcript.close()
         self._transcripts.clear()
-
-
-def _terminal_update(state: Any) -> msg.TerminalUpdateParams:
-    data = state.to_editor()
-    return msg.TerminalUpdateParams(**data)
 
 
 def _line_span(selection: dict[str, Any]) -> tuple[int, int]:

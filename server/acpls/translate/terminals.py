@@ -68,17 +68,23 @@ from acpls.translate.sanitize import TerminalSanitizer
 
 __all__ = [
     "DEFAULT_SCROLLBACK_BYTES",
+    "MAX_OUTPUT_CHARS",
     "ExitStatus",
     "OutputBatch",
     "Owner",
+    "StateUpdate",
     "TerminalState",
     "TerminalStore",
+    "split_output",
 ]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_SCROLLBACK_BYTES = 4 * 1024 * 1024
 DEFAULT_TRIM_TO = 0.5
+# Text per `acpls/terminalOutput` at most (editors/protocol.md 5.6): an editor decodes and shows
+# one message in one go, so a 1.7 MB message blocked Neovim's loop for a quarter of a second.
+MAX_OUTPUT_CHARS = 64 * 1024
 
 Owner = Literal["agent", "client"]
 
@@ -164,6 +170,34 @@ class OutputBatch(NamedTuple):
         if self.reset:
             shown["reset"] = True
         return shown
+
+
+class StateUpdate(NamedTuple):
+    """The `acpls/terminalUpdate` params of one terminal, as of this pull."""
+
+    params: dict[str, Any]
+
+
+def split_output(batch: OutputBatch, max_chars: int = MAX_OUTPUT_CHARS) -> list[OutputBatch]:
+    """`batch` as pieces of at most `max_chars` characters, in order; only the first one keeps
+    `reset`. A piece ends after a line break when one is in its last quarter, so a piece rarely
+    splits a line (an escape sequence split across pieces is fine: a terminal joins them)."""
+    text = batch.text
+    if len(text) <= max_chars:
+        return [batch]
+    if max_chars < 1:
+        raise ValueError(f"max_chars must be positive, not {max_chars}")
+    pieces: list[OutputBatch] = []
+    start, reset = 0, batch.reset
+    while start < len(text):
+        end = start + max_chars
+        if end < len(text):
+            newline = text.rfind("\n", end - max_chars // 4, end)
+            if newline != -1:
+                end = newline + 1
+        pieces.append(batch._replace(text=text[start:end], reset=reset))
+        start, reset = end, False
+    return pieces
 
 
 class _Output:
@@ -284,11 +318,12 @@ def _char_boundary_at_or_after(data: bytes | bytearray, index: int) -> int:
 
 
 class _Terminal:
-    __slots__ = ("out", "state")
+    __slots__ = ("announced", "out", "state")
 
     def __init__(self, state: TerminalState, out: _Output) -> None:
         self.state = state
         self.out = out
+        self.announced = False  # an `acpls/terminalUpdate` of it was pulled (take_in_order)
 
 
 class TerminalStore:
@@ -594,6 +629,38 @@ class TerminalStore:
                 batches.append(OutputBatch(state.session_id, state.terminal_id, *taken))
         self._output_dirty.clear()
         return batches
+
+    def take_in_order(self, max_chars: int = MAX_OUTPUT_CHARS) -> list[OutputBatch | StateUpdate]:
+        """Everything the editor has not been sent yet, terminal by terminal, in the order the
+        editor must show it: a terminal's output comes before the state update that ends it
+        (its exit status), so an editor that writes "process exited" when it learns of the exit
+        writes it after the last output line. A terminal the editor has never been told about
+        is announced first (without its exit status and release, which follow its output).
+        Output comes in pieces of at most `max_chars` characters (`split_output`)."""
+        events: list[OutputBatch | StateUpdate] = []
+        terminals = dict.fromkeys(self._state_dirty)
+        terminals.update(dict.fromkeys(self._output_dirty))
+        for terminal in terminals:
+            state = terminal.state
+            taken = terminal.out.take() if terminal in self._output_dirty else None
+            state_changed = terminal in self._state_dirty
+            if taken is not None and state_changed and not terminal.announced:
+                early = state.to_editor()
+                early.pop("exitStatus", None)
+                early.pop("released", None)
+                events.append(StateUpdate(early))
+                terminal.announced = True
+                if early == state.to_editor():
+                    state_changed = False
+            if taken is not None:
+                batch = OutputBatch(state.session_id, state.terminal_id, *taken)
+                events.extend(split_output(batch, max_chars))
+            if state_changed:
+                events.append(StateUpdate(state.to_editor()))
+                terminal.announced = True
+        self._output_dirty.clear()
+        self._state_dirty.clear()
+        return events
 
     def take_state_changes(self) -> list[TerminalState]:
         """Terminals whose editor-visible state changed since the last call (first-seen ones
