@@ -5,6 +5,8 @@
 #   make test-ts       tsc --strict on every TypeScript file, then the unit tests (node:test)
 #   make test-vscode   end to end in a real VS Code: code-server + Debian chromium + playwright-core
 #   make lint-ts       tsc --strict only
+#   make bench-vscode  speed in a real VS Code against its own terminal (bench/README.md); also
+#                      part of `make bench-editors`
 # Everything is installed here, once, behind stamps under .cache/ (a fresh Debian machine needs
 # nothing else). Installs are kept between runs: delete .cache/vscode to start over.
 
@@ -39,7 +41,7 @@ VSX_E2E_PYTHON    := $(firstword $(wildcard /usr/bin/python3) $(abspath $(PY)))
 
 VSCODE_TEST_TARGETS := test-ts test-vsix test-vscode
 
-.PHONY: vsix test-vsix test-ts test-vscode lint-ts vscode-deps code-server
+.PHONY: vsix test-vsix test-ts test-vscode lint-ts vscode-deps code-server bench-vscode bench-editors
 
 # Debian packages: chromium for the browser, ripgrep for VS Code's search, and the headers that
 # code-server's native modules compile against. Only what is missing is installed.
@@ -53,17 +55,10 @@ $(VSX_APT_STAMP):
 	touch $@
 
 # The extension's npm packages, exactly as locked.
-# A node_modules that is a link to another checkout's install (a worktree sharing main's) is never
-# reinstalled here: a fresh checkout's package-lock.json is newer than that install's stamp, and
-# `npm ci` through the link emptied the shared install under everyone using it.
 $(VSX_NPM_STAMP): $(VSX_DIR)/package.json $(VSX_DIR)/package-lock.json
-	@if [ -L $(VSX_DIR)/node_modules ]; then \
-	  echo "$(VSX_DIR)/node_modules links to a shared install: not reinstalled here (if this" \
-	    "checkout changes package-lock.json, replace the link with an own install: rm the link, make)"; \
-	else \
-	  mkdir -p $(@D) && cd $(VSX_DIR) && npm ci --no-audit --no-fund --loglevel=error \
-	    && touch $(abspath $@); \
-	fi
+	@mkdir -p $(@D)
+	cd $(VSX_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
 
 # code-server from npm. Its postinstall cannot run here (it refuses root, downloads ripgrep from
 # GitHub, and node-gyp asks before installing), so it is installed with --ignore-scripts and the
@@ -144,3 +139,15 @@ test-vscode: $(VSIX) $(CODE_SERVER_STAMP) $(VSX_APT_STAMP) $(STAMP)
 	  UV_ARCHIVE_PYTHON="$(abspath $(PY))" \
 	  ARTIFACTS="$(abspath $(VSX_ARTIFACTS))" REPO_ROOT="$(CURDIR)" \
 	  node --test --test-reporter=spec --test-timeout=240000 $(VSX_DIR)/out/test/e2e/
+
+# Speed in a real VS Code (issue #18): the agent's terminal and panel against VS Code's integrated
+# terminal fed the same bytes, in the same run; PASS / FALL SHORT per target, the VS Code block of
+# bench/RESULTS.md rewritten. RUNS=N runs per figure (default 3). Timing only here, never in tests.
+bench-vscode: $(VSIX) $(CODE_SERVER_STAMP) $(VSX_APT_STAMP) $(STAMP)
+	@rm -rf $(VSX_ARTIFACTS)-bench && mkdir -p $(VSX_ARTIFACTS)-bench
+	cd $(VSX_DIR) && node esbuild.mjs --bench
+	CODE_SERVER="$(abspath $(CODE_SERVER))" VSIX="$(abspath $(VSIX))" ACPLS_PYTHON="$(VSX_E2E_PYTHON)" \
+	  ARTIFACTS="$(abspath $(VSX_ARTIFACTS))-bench" REPO_ROOT="$(CURDIR)" \
+	  node $(VSX_DIR)/out/test/bench/editors.js
+
+bench-editors: bench-vscode
