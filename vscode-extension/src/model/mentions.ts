@@ -88,7 +88,7 @@ export function symbolItems(symbols: readonly WorkspaceSymbol[], limit = 20): Re
       kind: "symbol",
       label: s.containerName ? `${s.containerName}.${s.name}` : s.name,
       detail: `${s.kind} · ${s.relative}:${line}`,
-      token: `symbol:${s.name}`,
+      token: `symbol:${s.name.replace(/\s+/g, "_")}`,
       name: s.name,
       uri: s.uri,
       range: s.range,

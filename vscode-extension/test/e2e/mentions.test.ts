@@ -6,7 +6,8 @@
 // acpls.context.maxImageBytes is refused with its size and the limit, and nothing is sent for it;
 // "Copy as context" on the agent's answer quotes it into the prompt box; with a JSON file open
 // (a syntax error reported by VS Code's JSON support) and two lines selected, `@sel` and `@diag`
-// send those lines as a resource and the file's diagnostics as text.
+// send those lines as a resource and the file's diagnostics as text, and `@symbol:demo` README.md's
+// heading (a workspace symbol of VS Code's markdown support) as its lines.
 // Screenshots go to test-artifacts/vscode/ (prefixed "mentions").
 
 import assert from "node:assert/strict";
@@ -149,7 +150,7 @@ describe("@-mentions and images in the VS Code panel", { timeout: 240_000 }, () 
     ]);
   });
 
-  test("@selection and @diagnostics come from the editor", async () => {
+  test("@selection and @diagnostics come from the editor, @symbol from its language servers", async () => {
     const page = vscode.page;
     await panel.locator(".turn-end").nth(1).waitFor({ timeout: 60_000 });
     await page.keyboard.press("Control+P");
@@ -161,6 +162,15 @@ describe("@-mentions and images in the VS Code panel", { timeout: 240_000 }, () 
     await page.locator(".monaco-editor .view-lines", { hasText: '"b": 2' }).first().waitFor({ timeout: 10_000 });
     // VS Code's JSON support reports the missing comma.
     await page.locator(".statusbar-item", { hasText: /1/ }).locator(".codicon-error").first().waitFor({ timeout: 30_000 });
+    // VS Code's markdown support (workspace symbols: headings) starts with a markdown file.
+    await page.keyboard.press("Control+P");
+    await quick.waitFor({ state: "visible", timeout: 10_000 });
+    await quick.fill("README.md");
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: "README.md" }).first().waitFor({ timeout: 10_000 });
+    await page.keyboard.press("Enter");
+    await page.locator(".monaco-editor .view-lines", { hasText: "demo project" }).first().waitFor({ timeout: 10_000 });
+    await page.locator(".tab", { hasText: "bad.json" }).first().click();
+    await page.locator(".monaco-editor .view-lines", { hasText: '"b": 2' }).first().waitFor({ timeout: 10_000 });
     await page.locator(".monaco-editor .view-lines").first().click();
     await page.keyboard.press("Control+Home");
     await page.keyboard.press("Shift+ArrowDown");
@@ -178,13 +188,32 @@ describe("@-mentions and images in the VS Code panel", { timeout: 240_000 }, () 
       await prompt.press("Enter");
       await panel.locator(".chips .chip", { hasText: label }).waitFor({ timeout: 10_000 });
     }
-    await vscode.screenshot("mentions-selection-diagnostics");
+    // A workspace symbol of VS Code's markdown support: README.md's heading. Its language server
+    // may still be starting on the first query, so the word is typed again until it answers.
+    const symbol = panel.locator(".completions li.mention[data-kind='symbol']", { hasText: "demo project" }).first();
+    for (let attempt = 0; attempt < 20; attempt++) {
+      await prompt.pressSequentially("@symbol:demo");
+      try {
+        await symbol.waitFor({ timeout: 3_000 });
+        break;
+      } catch {
+        for (let i = 0; i < "@symbol:demo".length; i++) await prompt.press("Backspace");
+      }
+    }
+    await symbol.click();
+    await panel.locator(".chips .chip", { hasText: "@symbol:" }).waitFor({ timeout: 10_000 });
+    await vscode.screenshot("mentions-selection-diagnostics-symbol");
     await prompt.pressSequentially("fix these");
     await prompt.press("Enter");
     await until("the third prompt at the agent", () => prompts().length === 3);
     const bad = join(vscode.workspace, "bad.json");
-    const [text, selection, diagnostics] = prompts()[2] ?? [];
-    assert.deepEqual(text, { type: "text", text: "@selection @diagnostics fix these" });
+    const [text, selection, diagnostics, heading] = prompts()[2] ?? [];
+    assert.match(String(text?.text), /^@selection @diagnostics @symbol:\S*demo_project fix these$/);
+    const readme = pathToFileURL(join(vscode.workspace, "README.md")).href;
+    const resource = heading?.resource as { uri: string; text: string } | undefined;
+    assert.equal(heading?.type, "resource");
+    assert.ok(String(resource?.uri).startsWith(`${readme}#L1-`), resource?.uri);
+    assert.ok(String(resource?.text).startsWith("# calc — the acpls demo project\n"), resource?.text);
     assert.deepEqual(selection, { type: "resource", resource: { uri: `${pathToFileURL(bad).href}#L1-2`, text: '{\n  "a": 1\n' } });
     assert.equal(diagnostics?.type, "text");
     assert.match(String(diagnostics?.text), /^Diagnostics the editor reports:\n\nbad\.json:\n- line 3, col \d+/);

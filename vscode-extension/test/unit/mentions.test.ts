@@ -66,6 +66,9 @@ describe("@-mentions in the panel's prompt box", () => {
       ],
     );
     assert.equal(items[2]?.detail, "Method · calc.py:5");
+    // A token has no white space (a markdown heading's symbol, for one).
+    const heading = mentionItems("", { terminals: [] }, [], [{ name: "# calc — the demo", kind: "String", uri: "file:///ws/README.md", range, relative: "README.md" }]);
+    assert.equal(heading[1]?.token, "symbol:#_calc_—_the_demo");
     const query = mentionQuery("explain @calc now", 13);
     assert.ok(query !== undefined);
     assert.deepEqual(acceptMention("explain @calc now", query, "calc.py"), { text: "explain @calc.py now", caret: 17 });
