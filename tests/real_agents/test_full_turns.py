@@ -31,7 +31,9 @@ from tests.real_agents.harness import (
     undo_hunks,
 )
 
-# (agent, custom mode): every agent in custom mode, Claude (v2) and one v1 agent in generic mode.
+# (agent, custom mode): every agent in custom mode; Claude (v2) and the v1 agents whose output or
+# edits reach a generic editor differently (Gemini: fs/*, Codex: a terminal, Copilot: content) in
+# generic mode.
 VARIANTS = [
     ("claude-v2", True),
     ("claude-v1", True),
@@ -43,6 +45,7 @@ VARIANTS = [
     ("claude-v2", False),
     ("gemini", False),
     ("codex", False),
+    ("copilot", False),
 ]
 IDS = [f"{agent}-{'custom' if custom else 'generic'}" for agent, custom in VARIANTS]
 

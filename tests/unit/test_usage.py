@@ -56,3 +56,21 @@ def test_turn_tokens() -> None:
     assert usage.turn_usage({"usage": {"inputTokens": 1}}) is None
     assert usage.tokens_text(counts) == "1,234 tokens (1,000 in, 234 out)"
     assert usage.tokens_text({"totalTokens": 5}) == "5 tokens"
+
+
+def test_transcript_shows_an_ended_tool_calls_text_once(tmp_path) -> None:
+    """Generic editors read command output that agents put in tool-call content (Copilot CLI,
+    Qwen Code) in the transcript: once, when the call ends, without colours."""
+    transcript = Transcript.create(tmp_path, "s1", "copilot")
+    call = {"toolCallId": "c1", "title": "Write the report", "kind": "execute"}
+    output = [{"type": "content", "content": {"type": "text", "text": "\x1b[1mdone\x1b[0m\r\n"}}]
+    transcript.add_update({"sessionUpdate": "tool_call", "toolCall": {**call, "status": "pending"}})
+    pending = {**call, "status": "pending", "content": output}
+    transcript.add_update({"sessionUpdate": "tool_call", "toolCall": pending})
+    done = {**call, "status": "completed", "content": [*output, {"type": "terminal"}]}
+    transcript.add_update({"sessionUpdate": "tool_call", "toolCall": done})
+    transcript.add_update({"sessionUpdate": "tool_call", "toolCall": done})
+    transcript.turn_ended("end_turn")
+    text = transcript.path.read_text(encoding="utf-8")
+    assert text.count("```text\ndone\n```") == 1, text
+    assert text.index("— completed") < text.index("```text\ndone")

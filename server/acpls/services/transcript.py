@@ -19,6 +19,10 @@ logger = logging.getLogger(__name__)
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 TERMINAL_TEXT_LIMIT = 64 * 1024
+# The text a tool call shows as its content (a command's output for Qwen Code and Copilot CLI),
+# written once when the call ends, at most this much of it.
+TOOL_TEXT_LIMIT = 8 * 1024
+ENDED = frozenset({"completed", "failed", "cancelled"})
 STATUS_MARK = {
     "pending": "…",
     "in_progress": "⟳",
@@ -155,6 +159,12 @@ class Transcript:
         kind = call.get("kind")
         self._role = None
         self._append(f"\n\n{mark} `{kind or 'tool'}` {title} — {status}")
+        if status in ENDED:
+            text = _ANSI.sub("", _tool_text(call.get("content"))).replace("\r\n", "\n").strip()
+            if len(text) > TOOL_TEXT_LIMIT:
+                text = text[:TOOL_TEXT_LIMIT] + "\n…"
+            if text:
+                self._append(f"\n\n```text\n{text}\n```")
 
     def terminal_output(self, terminal_id: str, text: str) -> None:
         used = self._terminal_bytes.get(terminal_id, 0)
@@ -188,6 +198,18 @@ class Transcript:
 
     def close(self) -> None:
         self.flush()
+
+
+def _tool_text(content: Any) -> str:
+    """The text of a tool call's `content` items (`{type: "content", content: {type: "text"}}`);
+    diffs and terminals are shown elsewhere."""
+    items = content if isinstance(content, list) else []
+    texts = [
+        _content_text(item.get("content"))
+        for item in items
+        if isinstance(item, dict) and item.get("type") == "content"
+    ]
+    return "\n".join(t for t in texts if t)
 
 
 def _content_text(content: Any) -> str:
