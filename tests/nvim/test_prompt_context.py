@@ -257,3 +257,50 @@ def test_paste_attaches_the_clipboard_image(editor_factory, tmp_path):
     assert "acpls: the clipboard holds no image (asked xclip)" in notes
     assert ed.errors() == []
     assert os.path.exists(png)
+
+
+def test_session_handed_on_after_the_agent_restarts(editor_factory):
+    """@session names a session no longer open (the agent restarted, as when switching agents):
+    completion offers it and the agent receives its transcript."""
+    ed = editor_factory("v1_basic")
+    ed.nvim.command(f"edit {ed.workspace / 'calc.py'}")
+    # Two sessions before the restart and one after: the scripted agent numbers its sessions from 1
+    # again, so the second is the one no longer open.
+    ed.nvim.command("Acpls prompt warm up")
+    ed.wait_turn_end()
+    ed.nvim.command("Acpls chat new")
+    ed.nvim.input("start the parser rewrite<C-s>")
+    ed.wait_turn_end(2)
+    old = ed.lua("return require('acpls.chat').list()[2].sessionId")
+    ed.nvim.command("Acpls restart")
+    for _ in range(200):  # the restarted agent's initialize
+        if len([m for m in read_log(ed.agent_log) if m.get("method") == "initialize"]) == 2:
+            break
+        ed.lua("vim.wait(50)")
+    ed.nvim.command("Acpls chat new")
+    ed.nvim.input("hello<C-s>")
+    ed.wait_turn_end(3)
+    chat = ed.lua("return require('acpls.chat').list()[3]")
+    assert chat["sessionId"] != old
+    words = ed.lua(
+        """
+        local buf, old = ...
+        vim.api.nvim_set_current_win(vim.fn.bufwinid(buf))
+        local out = {}
+        for _, i in ipairs(require('acpls.chat').omnifunc(0, '@session')) do
+          table.insert(out, {i.word, i.info or ''})
+        end
+        vim.api.nvim_buf_set_lines(buf, 0, -1, false, {'carry on from @session:' .. old})
+        require('acpls.chat').current():send_input()
+        return out
+        """,
+        chat["prompt_buf"],
+        old,
+    )
+    stored = [w for w in words if w[0] == f"@session:{old}"]
+    assert stored and stored[0][1].startswith(f"{old} ("), words
+    ed.wait_turn_end(4)
+    transcript = prompts(ed)[-1][1]
+    assert transcript["type"] == "resource"
+    assert "**You:** start the parser rewrite" in transcript["resource"]["text"]
+    assert ed.errors() == []

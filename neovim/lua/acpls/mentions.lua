@@ -37,21 +37,33 @@ end
 ---@param base string
 ---@param session_id string? the chat's session (its agent terminals are offered)
 function M.items(client_id, base, session_id)
-  local query = base:gsub('^@', ''):gsub('^file:', '')
+  local query = base:gsub('^@', '')
+  -- `@session…` offers only sessions, `@file:…` only files, `@symbol:…` only symbols.
+  local only = nil
+  for _, kind in ipairs({ 'session', 'file', 'symbol', 'terminal' }) do
+    local rest = query:match('^' .. kind .. ':(.*)$') or (query == kind and '' or nil)
+    if rest then
+      only, query = kind, rest
+      break
+    end
+  end
+  local function wanted(kind)
+    return only == nil or only == kind
+  end
   local items = {}
-  for _, word in ipairs({ '@diagnostics' }) do
+  for _, word in ipairs(only == nil and { '@diagnostics' } or {}) do
     if vim.startswith(word, base) then
       table.insert(items, { word = word, menu = 'diagnostics of every buffer' })
     end
   end
-  for _, t in ipairs(require('acpls.terminals').list()) do
+  for _, t in ipairs(wanted('terminal') and require('acpls.terminals').list() or {}) do
     local word = '@terminal:' .. t.terminalId
     if (session_id == nil or t.sessionId == session_id) and (vim.startswith(word, base) or (t.command or ''):find(query, 1, true)) then
       table.insert(items, { word = word, menu = 'terminal', info = t.command })
     end
   end
-  local symbol_query = query:gsub('^symbol:', '')
-  if #symbol_query >= 2 and not symbol_query:find('[/:]') then
+  local symbol_query = query
+  if wanted('symbol') and #symbol_query >= 2 and not symbol_query:find('[/:]') then
     for _, s in ipairs(M.workspace_symbols(symbol_query)) do
       M.symbols[s.name] = s
       local where = vim.fn.fnamemodify(vim.uri_to_fname(s.uri), ':.') .. ':' .. (s.range.start.line + 1)
@@ -59,16 +71,16 @@ function M.items(client_id, base, session_id)
     end
   end
   local c = vim.lsp.get_client_by_id(client_id)
-  if not c then
+  if not c or not (wanted('file') or wanted('session')) then
     return items
   end
   local params = { command = 'acpls.mentionCandidates', arguments = { { query = query, limit = 30 } } }
   local answer = c:request_sync('workspace/executeCommand', params, TIMEOUT_MS)
   local result = answer and answer.result
   for _, item in ipairs(type(result) == 'table' and result.items or {}) do
-    if item.type == 'file' then
+    if item.type == 'file' and wanted('file') then
       table.insert(items, { word = '@file:' .. item.label, menu = 'file' })
-    elseif item.type == 'session' then
+    elseif item.type == 'session' and wanted('session') then
       table.insert(items, { word = '@session:' .. item.sessionId, menu = 'session', info = item.label })
     end
   end
