@@ -156,3 +156,36 @@ async def test_no_git_baselines_come_from_the_turn_start_checkpoint(
         assert (hunk["oldText"], hunk["newText"]) == ("second line\r\n", "changed\r\n")
         assert await command(editor.client, "acpls.rejectAll", {}) == {"files": []}
         assert {p.name: p.read_bytes() for p in workspace.iterdir() if p.is_file()} == before
+
+
+async def test_typing_right_after_the_agents_write_is_never_credited_to_the_agent(
+    server_env: dict[str, str], workspace: Path, tmp_path: Path
+):
+    """The user types in the agent's line at once after acpls put the agent's write in the
+    buffer: that didChange comes while acpls still counts changes of the document as its own.
+    The tool call then completes with its diff; the buffer's text then is not the agent's, and
+    a rejection asks instead of undoing the user's typing."""
+    shop = workspace / "shop.py"
+    shop.write_bytes(SHOP.encode())
+    steps = agent_edit(shop)
+    steps[-1]["update"]["content"] = [
+        {"type": "diff", "path": str(shop), "oldText": SHOP, "newText": AGENT}
+    ]
+    async with disk_editor(server_env) as editor:
+        agent = scripted({"protocol": 1, "on_prompt": [steps]}, tmp_path / "agent.jsonl")
+        await start(editor.client, workspace, agent, custom=False)
+        editor.open(shop)
+        apply = editor.apply
+
+        def apply_then_type(edit: dict[str, Any]) -> None:
+            apply(edit)
+            if editor.buffers[shop.as_uri()] == AGENT:
+                editor.type_text(shop, MINE)  # before the applyEdit answer goes back
+
+        editor.apply = apply_then_type  # type: ignore[method-assign]
+        result = await command(editor.client, "acpls.prompt", {"text": "double the price"})
+        assert result["stopReason"] == "end_turn"
+        assert editor.buffers[shop.as_uri()] == MINE
+        result = await command(editor.client, "acpls.rejectAll", {})
+        assert len(conflict_questions(editor)) == 1, result
+        assert editor.buffers[shop.as_uri()] == MINE

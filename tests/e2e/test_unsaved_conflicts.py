@@ -86,10 +86,18 @@ async def test_custom_editor_is_asked_and_the_turn_does_not_wait(
         if choice == "takeTheirs":
             await until(lambda: editor.buffers[uri] != UNSAVED)
             assert editor.buffers[uri] == AGENT
+            assert shop.read_bytes() == AGENT.encode()  # acpls never wrote the disk
+            # Taken, the agent's text is a change to the user's like any other: in review, and
+            # rejecting it gives the unsaved text back.
+            review = await command(editor.client, "acpls.review", {})
+            (changed,) = review["files"]
+            assert changed["path"] == str(shop) and "note" not in changed, review
+            assert await command(editor.client, "acpls.rejectAll", {}) == {"files": []}
+            assert editor.buffers[uri] == UNSAVED
         else:
             await command(editor.client, "acpls.review", {})  # acpls has taken the answer
             assert editor.buffers[uri] == UNSAVED
-        assert shop.read_bytes() == AGENT.encode()  # acpls never writes the disk here
+            assert shop.read_bytes() == AGENT.encode()  # acpls never wrote the disk
 
 
 @pytest.mark.parametrize("answers", [[KEEP], [TAKE], [None], [SHOW, KEEP]])

@@ -153,8 +153,22 @@ class ReviewController:
         if state.get("status") == "completed":
             for path in paths:
                 if self.store.is_tracked(path):
-                    self.store.changed(path, self._text_after_tool(path))
+                    self._tool_done(path)
             self.publish()
+
+    def _tool_done(self, path: str) -> None:
+        """Record the file's text when a tool call on it completes. A buffer text that is
+        neither what acpls recorded (the agent's write through it, or the watcher's) nor the
+        disk's is the user's typing (acpls can miss a didChange that arrives while its own edit
+        of that document is under way): it is taken as the user's edit, never the agent's, so
+        a rejection cannot undo it unasked."""
+        text = self._text_after_tool(path)
+        if text != self.store.current_text(path) and text is not None:
+            on_disk = _read_disk(path)
+            if text != on_disk and self._open_buffer(os.path.realpath(path)) is not None:
+                self.store.user_edited(path, text)
+                return
+        self.store.changed(path, text)
 
     def _text_after_tool(self, path: str) -> str | None:
         """The file's text when a tool call completes: the editor's (an fs write lands in the
@@ -265,12 +279,14 @@ class ReviewController:
             choice = await self.ask("diskWrite", path, message, mine, theirs, session_id=session_id)
             logger.info("agent's disk write over unsaved %s: %s", path, choice or "no answer")
             if choice == "takeTheirs":
-                await self._take_disk_text(path)
+                await self._take_disk_text(path, session_id)
         finally:
             self._asking.discard(path)
 
-    async def _take_disk_text(self, path: str) -> None:
-        """The user took the agent's text: the buffer gets the disk's text (as it is now)."""
+    async def _take_disk_text(self, path: str, session_id: str) -> None:
+        """The user took the agent's text: the buffer gets the disk's text (as it is now). It is
+        the agent's change to the user's text, under review like any other: rejecting it gives
+        the user's unsaved text back."""
         found = self._open_buffer(path)
         disk = _read_disk(path)
         if found is None or not isinstance(disk, str):
@@ -280,10 +296,17 @@ class ReviewController:
         if not edits:
             return
         change = {"textDocument": {"uri": uri, "version": None}, "edits": edits}
+        if not self.store.is_tracked(path):
+            self.store.baseline(path, buffer, session_id=session_id)
         applied, reason = await self.hub.editor.apply_edit(
             {"documentChanges": [change]}, f"Take the agent's {path}"
         )
-        if not applied:
+        if applied:
+            self.store.changed(path, disk)
+            self.publish()
+        else:
+            self.store.user_edited(path, self.hub.agent_requests.current_text(path))
+            self.publish()
             self.hub.editor.show_message(
                 ports.MESSAGE_WARNING, f"acpls: the editor did not take the agent's text: {reason}"
             )
