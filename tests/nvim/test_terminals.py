@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import json
+
 import pytest
 
 pytestmark = pytest.mark.nvim
@@ -132,3 +135,95 @@ def test_same_terminal_id_in_two_sessions_and_a_wiped_buffer(plain_nvim):
     assert result["names"][1] == "acpls://terminal/s2/t: ls [running]"
     assert result["valid"] is True
     assert result["lines"] == ["after wipe"]
+
+
+def test_a_2000_line_output_is_complete_in_a_pane_opened_live(editor_factory, tmp_path):
+    """The `User AcplsTerminal` → `terminals.show` recipe opens a 12-row pane as the terminal
+    starts while its output streams in; every line reaches the pane, in order, and the exit line
+    comes after the last one (the pane used to be sized after its output landed and lost the rows
+    the resize cut, issue 18)."""
+    lines = [f"output line {i:04d}" for i in range(2000)]
+    data = "".join(line + "\r\n" for line in lines).encode()
+    steps: list[dict] = [
+        {"update": {"sessionUpdate": "terminal_update", "terminalId": "t1", "command": "seq"}},
+    ]
+    for start in range(0, len(data), 4096):
+        chunk = base64.b64encode(data[start : start + 4096]).decode()
+        steps.append(
+            {
+                "update": {
+                    "sessionUpdate": "terminal_output_chunk",
+                    "terminalId": "t1",
+                    "data": chunk,
+                }
+            }
+        )
+        steps.append({"sleep": 0.005})
+    steps.append(
+        {
+            "update": {
+                "sessionUpdate": "terminal_update",
+                "terminalId": "t1",
+                "exitStatus": {"exitCode": 0},
+            }
+        }
+    )
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"protocol": 2, "on_prompt": steps}))
+    ed = editor_factory(script)
+    ed.lua(
+        "vim.api.nvim_create_autocmd('User', {pattern = 'AcplsTerminal', callback = function(ev)"
+        " require('acpls.terminals').show(ev.data.sessionId, ev.data.terminalId) end})"
+    )
+    ed.nvim.command(f"edit {ed.workspace / 'hello.txt'}")
+    ed.nvim.command("Acpls prompt run")
+    ed.wait_turn_end(timeout=60)
+    shown = ed.wait(
+        "local t = require('acpls.terminals').list()[1]"
+        " if not t or require('acpls.terminals').pending_bytes() > 0 then return nil end"
+        " local lines = T.lines(t.buf)"
+        " for _, l in ipairs(lines) do if l:find('process exit 0', 1, true) then"
+        "   return {lines = lines, height = vim.api.nvim_win_get_height(vim.fn.win_findbuf(t.buf)[1])}"
+        " end end",
+        timeout=60,
+        what="the whole output and the exit line in the pane",
+    )
+    # The pane is smaller than the window the terminal would otherwise have been sized for.
+    assert shown["height"] <= 12
+    text = [line for line in shown["lines"] if line != ""]
+    assert text[:-1] == lines, "lines missing or out of order in the pane"
+    assert text[-1] == "[process exit 0]"
+    assert ed.errors() == []
+
+
+def test_output_is_fed_across_ticks_and_a_pane_shown_midway_keeps_every_line(plain_nvim):
+    """One big `acpls/terminalOutput` is not fed in one go (the handler returns with output still
+    waiting), the pane opened while it streams loses no row, and the exit line comes last."""
+    result = plain_nvim.exec_lua(
+        """
+        local terms = require('acpls.terminals')
+        local parts = {}
+        for i = 0, 19999 do parts[#parts + 1] = ('line %05d\\r\\n'):format(i) end
+        terms.on_update({sessionId = 's', terminalId = 't', command = 'seq'}, {})
+        terms.on_output({sessionId = 's', terminalId = 't', text = table.concat(parts)}, {})
+        terms.on_update({sessionId = 's', terminalId = 't', command = 'seq',
+                         exitStatus = {exitCode = 0}}, {})
+        local waiting_after_handler = terms.pending_bytes()
+        -- Let some of it through hidden, then show the pane mid-stream.
+        vim.wait(5000, function() return terms.pending_bytes() < waiting_after_handler / 2 end, 1)
+        local waiting_when_shown = terms.pending_bytes()
+        terms.show('s', 't')
+        local done = vim.wait(30000, function() return terms.pending_bytes() == 0 end, 5)
+        vim.wait(200)
+        local buf = terms.list()[1].buf
+        return {waiting_after_handler = waiting_after_handler,
+                waiting_when_shown = waiting_when_shown, done = done,
+                lines = vim.tbl_filter(function(l) return l ~= '' end, T.lines(buf))}
+        """
+    )
+    assert result["waiting_after_handler"] > 200_000
+    assert result["waiting_when_shown"] > 0
+    assert result["done"] is True
+    lines = result["lines"]
+    assert lines[-1] == "[process exit 0]"
+    assert lines[:-1] == [f"line {i:05d}" for i in range(20_000)]

@@ -71,6 +71,7 @@ local schema = {
     agent_sign = 'string',
     hunk_signs = { add = 'string', change = 'string', delete = 'string' },
     notify_turn_end = 'boolean',
+    terminal = { scrollback = 'number' },
   },
   install = { dir = 'string', python = 'string', source = 'string', tool = 'string' },
 }
@@ -97,6 +98,7 @@ M.defaults = {
     agent_sign = '▶',
     hunk_signs = { add = '+', change = '~', delete = '_' },
     notify_turn_end = true,
+    terminal = { scrollback = 100000 },
   },
   install = {},
 }

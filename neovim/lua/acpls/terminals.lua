@@ -5,7 +5,24 @@ local M = {}
 local terms = {} ---@type table<string, table>
 local order = {} ---@type string[]
 
-local EXIT_NOTE_DELAY_MS = 150
+-- Output is fed to a terminal in slices across timer ticks, at most TICK_BUDGET_NS of feeding a
+-- tick, so the editor takes keys and RPC between them (Neovim's emulator parses ~6 MB/s: one
+-- 1.7 MB `nvim_chan_send` held the loop for a quarter of a second). A pane nobody sees takes
+-- bigger slices (the same budget, fewer calls).
+local SLICE_BYTES = 16 * 1024
+local HIDDEN_SLICE_BYTES = 64 * 1024
+local TICK_BUDGET_NS = 8 * 1000 * 1000
+-- Neovim applies a terminal's new size on its next refresh (~10 ms after the window changed);
+-- output sent before that is laid out for the old size and the rows the resize cuts are lost.
+-- So after the windows showing a pane change, its output waits this long.
+local SETTLE_MS = 25
+-- Output waiting to be fed beyond this (a flood faster than the emulator) is skipped, oldest
+-- first, and the pane says how much.
+local PENDING_MAX_BYTES = 16 * 1024 * 1024
+
+local feeding = {} ---@type table<table, boolean> terminals with output waiting
+local timer = nil ---@type uv.uv_timer_t?
+local timer_due = nil ---@type number? hrtime the timer fires at
 
 local function key(sid, tid)
   return tostring(sid) .. '\0' .. tostring(tid)
@@ -26,7 +43,8 @@ local function status_text(t)
 end
 
 local function buf_name(t)
-  return ('acpls://terminal/%s: %s [%s]'):format(t.terminalId, t.command or '?', status_text(t))
+  local status = status_text(t) .. (t.trimmed and ', top trimmed' or '')
+  return ('acpls://terminal/%s: %s [%s]'):format(t.terminalId, t.command or '?', status)
 end
 
 -- Name the buffer after the terminal; two sessions may use the same terminal id, so the session
@@ -38,20 +56,59 @@ local function set_name(t)
   end
 end
 
+local function scrollback_setting()
+  local ok, cfg = pcall(function()
+    return require('acpls.config').get(true).ui.terminal.scrollback
+  end)
+  local lines = ok and tonumber(cfg) or 100000
+  return math.max(1, math.min(100000, math.floor(lines)))
+end
+
+-- A plain buffer; it becomes a terminal (`nvim_open_term`) only when its first output is fed,
+-- inside the window that shows it by then, so the terminal starts at that window's size and no
+-- resize lands between the output and its display.
 local function open(t)
   local buf = vim.api.nvim_create_buf(false, true)
   t.buf = buf
-  t.chan = vim.api.nvim_open_term(buf, {})
+  t.chan = nil
+  t.layout = nil
+  t.lines_fed = 0
+  t.trimmed = false
   vim.b[buf].acpls_terminal = t.terminalId
   vim.b[buf].acpls_session = t.sessionId
   set_name(t)
+end
+
+local function layout(buf)
+  local parts = {}
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    parts[#parts + 1] = ('%d:%dx%d'):format(win, vim.api.nvim_win_get_height(win), vim.api.nvim_win_get_width(win))
+  end
+  return table.concat(parts, ' ')
+end
+
+local function ensure_chan(t)
+  if t.chan then
+    return
+  end
+  t.scrollback = scrollback_setting()
+  vim.bo[t.buf].scrollback = t.scrollback -- before the terminal starts: it sizes its buffer then
+  local win = vim.fn.win_findbuf(t.buf)[1]
+  if win then
+    t.chan = vim.api.nvim_win_call(win, function()
+      return vim.api.nvim_open_term(t.buf, {})
+    end)
+  else
+    t.chan = vim.api.nvim_open_term(t.buf, {})
+  end
+  t.layout = layout(t.buf)
 end
 
 local function get(sid, tid)
   local k = key(sid, tid)
   local t = terms[k]
   if not t then
-    t = { sessionId = sid, terminalId = tid }
+    t = { sessionId = sid, terminalId = tid, queue = {}, qhead = 1, qbytes = 0, skipped = 0 }
     terms[k] = t
     table.insert(order, k)
     open(t)
@@ -67,9 +124,157 @@ local function get(sid, tid)
   return t
 end
 
--- Throw everything shown away: a fresh terminal buffer takes the old one's place in every window.
+local tick
+
+local function arm(delay_ms)
+  local due = vim.uv.hrtime() + delay_ms * 1e6
+  if timer_due and timer_due <= due then
+    return
+  end
+  timer = timer or vim.uv.new_timer()
+  timer_due = due
+  timer:start(delay_ms, 0, function()
+    timer_due = nil
+    vim.schedule(tick)
+  end)
+end
+
+local function dim(text)
+  return ('\r\n\27[2m[%s]\27[0m\r\n'):format(text)
+end
+
+local function enqueue(t, text)
+  local q = t.queue
+  q[#q + 1] = text
+  t.qbytes = t.qbytes + #text
+  if t.qbytes > PENDING_MAX_BYTES then
+    -- Skip the oldest waiting output down to half the bound; say so where it was.
+    local skipped = 0
+    while t.qbytes > PENDING_MAX_BYTES / 2 and t.qhead < #q do
+      skipped = skipped + #q[t.qhead]
+      t.qbytes = t.qbytes - #q[t.qhead]
+      q[t.qhead] = nil
+      t.qhead = t.qhead + 1
+    end
+    if skipped > 0 then
+      t.skipped = t.skipped + skipped
+      t.qhead = t.qhead - 1
+      local note = dim(('acpls: %d bytes of output skipped: more than the pane could show'):format(skipped))
+      q[t.qhead] = note
+      t.qbytes = t.qbytes + #note
+    end
+  end
+  feeding[t] = true
+  arm(0)
+end
+
+local function drop_queue(t)
+  t.queue, t.qhead, t.qbytes = {}, 1, 0
+  feeding[t] = nil
+end
+
+-- The next slice of `t`'s waiting output (whole pieces joined, a long piece cut), at most `size`.
+local function take_slice(t, size)
+  local q = t.queue
+  local parts, n = {}, 0
+  while t.qhead <= #q and n < size do
+    local piece = q[t.qhead]
+    if n + #piece <= size then
+      parts[#parts + 1] = piece
+      n = n + #piece
+      q[t.qhead] = nil
+      t.qhead = t.qhead + 1
+    else
+      local cut = size - n
+      parts[#parts + 1] = piece:sub(1, cut)
+      q[t.qhead] = piece:sub(cut + 1)
+      n = size
+    end
+  end
+  t.qbytes = t.qbytes - n
+  if t.qhead > #q then
+    t.queue, t.qhead = {}, 1
+  end
+  return table.concat(parts)
+end
+
+local function count_lines(text)
+  local n, at = 0, 1
+  while true do
+    at = text:find('\n', at, true)
+    if not at then
+      return n
+    end
+    n, at = n + 1, at + 1
+  end
+end
+
+local function feed(t, slice)
+  vim.api.nvim_chan_send(t.chan, slice)
+  t.lines_fed = t.lines_fed + count_lines(slice)
+  if not t.trimmed and t.lines_fed > t.scrollback + vim.o.lines then
+    -- Neovim drops the lines above 'scrollback' silently: the name says it from now on, and the
+    -- exit line says how many.
+    t.trimmed = true
+    set_name(t)
+  end
+end
+
+tick = function()
+  local start = vim.uv.hrtime()
+  local wait_ms = nil
+  for t in pairs(feeding) do
+    if not vim.api.nvim_buf_is_valid(t.buf) then
+      drop_queue(t)
+    elseif t.qhead > #t.queue then
+      feeding[t] = nil
+    else
+      local now = vim.uv.hrtime()
+      if not t.chan then
+        ensure_chan(t)
+      else
+        local shown = layout(t.buf)
+        if shown ~= t.layout then
+          t.layout = shown
+          t.settle_until = now + SETTLE_MS * 1e6
+        end
+      end
+      if t.settle_until and now < t.settle_until then
+        local ms = math.ceil((t.settle_until - now) / 1e6)
+        wait_ms = math.min(wait_ms or ms, ms)
+      else
+        t.settle_until = nil
+        local size = t.layout == '' and HIDDEN_SLICE_BYTES or SLICE_BYTES
+        while t.qhead <= #t.queue and vim.uv.hrtime() - start < TICK_BUDGET_NS do
+          feed(t, take_slice(t, size))
+        end
+        if t.qhead > #t.queue then
+          feeding[t] = nil
+        else
+          wait_ms = 1 -- over budget: let keys in, then go on
+        end
+      end
+    end
+  end
+  if wait_ms then
+    arm(wait_ms)
+  end
+end
+
+--- Bytes waiting to be fed to terminal panes (for tests and benchmarks).
+function M.pending_bytes()
+  local n = 0
+  for t in pairs(feeding) do
+    n = n + t.qbytes
+  end
+  return n
+end
+
+-- Throw everything shown away: a fresh buffer takes the old one's place in every window, and
+-- output waiting for the old one goes with it.
 local function reset(t)
   local old = t.buf
+  drop_queue(t)
   open(t)
   for _, win in ipairs(vim.fn.win_findbuf(old)) do
     vim.api.nvim_win_set_buf(win, t.buf)
@@ -79,19 +284,18 @@ local function reset(t)
   t.exit_noted = false
 end
 
--- "[process exited …]" at the end of the output, like :terminal does, a moment after the exit so
--- the last output (sent at most every ~16 ms) lands first.
+-- "[process exited …]" after the output, like :terminal does: it joins the waiting output, and
+-- acpls sends a terminal's output before the update that carries its exit.
 local function note_exit(t)
   if t.exit_noted or type(t.exitStatus) ~= 'table' then
     return
   end
   t.exit_noted = true
-  local buf = t.buf
-  vim.defer_fn(function()
-    if t.buf == buf and vim.api.nvim_buf_is_valid(buf) then
-      vim.api.nvim_chan_send(t.chan, ('\r\n\27[2m[process %s]\27[0m\r\n'):format(status_text(t)))
-    end
-  end, EXIT_NOTE_DELAY_MS)
+  local note = 'process ' .. status_text(t)
+  if t.trimmed or t.lines_fed > scrollback_setting() then
+    note = note .. ('; lines above the last %d were dropped (ui.terminal.scrollback)'):format(scrollback_setting())
+  end
+  enqueue(t, dim(note))
 end
 
 --- `acpls/terminalOutput`
@@ -103,7 +307,7 @@ function M.on_output(params, _ctx)
   local text = params.text
   if type(text) == 'string' and text ~= '' then
     -- A bare LF moves down without returning to column 0 in a terminal; output from pipes has them.
-    vim.api.nvim_chan_send(t.chan, (text:gsub('\r?\n', '\r\n')))
+    enqueue(t, (text:gsub('\r?\n', '\r\n')))
   end
   if params.reset then
     note_exit(t)
