@@ -14,6 +14,7 @@ import {
   iconOf,
   imageTypeOf,
   type MentionItem,
+  mentionFilter,
   mentionItems,
   type ResolvableItem,
   type WorkspaceSymbol,
@@ -85,7 +86,8 @@ export class MentionSource implements vscode.Disposable {
   }
 
   private async candidates(prefix: string): Promise<MentionCandidate[]> {
-    const query = prefix.replace(/^(file|session):/, "");
+    const { only, query } = mentionFilter(prefix);
+    if (only === "symbol" || only === "terminal") return [];
     try {
       return (await this.client.command("acpls.mentionCandidates", { query, limit: 30 })).items;
     } catch (error) {
@@ -96,8 +98,8 @@ export class MentionSource implements vscode.Disposable {
 
   /** The editor's language servers' workspace symbols (`@symbol:name` or any word of 2+ letters). */
   private async symbols(prefix: string): Promise<WorkspaceSymbol[]> {
-    const query = prefix.replace(/^symbol:/, "");
-    if (query.length < 2 || /[/\\:]/.test(query)) return [];
+    const { only, query } = mentionFilter(prefix);
+    if ((only !== undefined && only !== "symbol") || query.length < 2 || /[/\\:]/.test(query)) return [];
     const found = vscode.commands.executeCommand<vscode.SymbolInformation[] | undefined>("vscode.executeWorkspaceSymbolProvider", query);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<undefined>((resolve) => {

@@ -96,13 +96,25 @@ export function symbolItems(symbols: readonly WorkspaceSymbol[], limit = 20): Re
   });
 }
 
-/** Everything offered for `prefix`, in order: built-in kinds, files, symbols, sessions; a file and
- * a symbol token are the same whatever the prefix (`@calc` offers calc.py and `symbol:calc`). */
+/** `@session…`, `@file:…`, `@symbol:…` and `@terminal:…` ask for one kind only; `query` is what
+ * follows the kind (what the server and the language servers match). */
+export function mentionFilter(prefix: string): { only?: "file" | "session" | "symbol" | "terminal"; query: string } {
+  for (const kind of ["session", "file", "symbol", "terminal"] as const) {
+    if (prefix === kind) return { only: kind, query: "" };
+    if (prefix.startsWith(`${kind}:`)) return { only: kind, query: prefix.slice(kind.length + 1) };
+  }
+  return { query: prefix };
+}
+
+/** Everything offered for `prefix`, in order: built-in kinds, files, symbols, sessions (only one
+ * kind after `@session`, `@file:`, `@symbol:` or `@terminal:`). */
 export function mentionItems(prefix: string, state: EditorState, candidates: readonly MentionCandidate[], symbols: readonly WorkspaceSymbol[], limit = 40): ResolvableItem[] {
+  const { only } = mentionFilter(prefix);
   const fromServer = candidateItems(candidates);
   const files = fromServer.filter((i) => i.kind === "file");
   const sessions = fromServer.filter((i) => i.kind === "session");
-  return [...builtinItems(prefix, state), ...files, ...symbolItems(symbols), ...sessions].slice(0, limit);
+  const all = [...builtinItems(prefix, state), ...files, ...symbolItems(symbols), ...sessions];
+  return all.filter((i) => only === undefined || i.kind === only).slice(0, limit);
 }
 
 /** The prompt text with the `@word` replaced by `@token ` and where the caret goes. */

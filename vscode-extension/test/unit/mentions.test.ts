@@ -10,6 +10,7 @@ import {
   hasToken,
   imageProblem,
   imageTypeOf,
+  mentionFilter,
   mentionItems,
   mentionQuery,
   promptAttachments,
@@ -169,5 +170,19 @@ describe("@-mentions in the panel's prompt box", () => {
       ],
     };
     assert.equal(toolCallText(call), "Run tests (execute): failed\nat /ws/calc.py:3\n1 failed\ndiff of /ws/calc.py\nterminal term-1");
+  });
+
+  test("@session, @file:, @symbol: and @terminal: offer only their kind", () => {
+    assert.deepEqual(mentionFilter("session"), { only: "session", query: "" });
+    assert.deepEqual(mentionFilter("session:fix"), { only: "session", query: "fix" });
+    assert.deepEqual(mentionFilter("file:src/a"), { only: "file", query: "src/a" });
+    assert.deepEqual(mentionFilter("sess"), { query: "sess" });
+    const candidates = [
+      { type: "file" as const, label: "calc.py", uri: "file:///ws/calc.py" },
+      { type: "session" as const, label: "s-1 (claude, 2026-12-02 01:00)", sessionId: "s-1" },
+    ];
+    assert.deepEqual(mentionItems("session", state, candidates, []).map((i) => i.token), ["session:s-1"]);
+    assert.deepEqual(mentionItems("terminal:", state, candidates, []).map((i) => i.token), ["terminal:term-1"]);
+    assert.deepEqual(mentionItems("file:", state, candidates, []).map((i) => i.token), ["calc.py"]);
   });
 });
