@@ -1,36 +1,17 @@
 -- Signing in with the agent's `env_var` and `terminal` auth methods (acpls asks through
 -- `acpls/authEnv` and `acpls/runLogin`; editors/protocol.md section 5.10).
+local util = require('acpls.util')
+
 local M = {}
 
 -- Values given for env_var methods, for this Neovim session only (never written anywhere).
 local secrets = {} ---@type table<string, string>
 
--- Answer the LSP request from inside its handler's coroutine once `ask(done)` calls `done(result)`.
-local function await(ask)
-  local co, main = coroutine.running()
-  if co == nil or main then
-    -- Not inside the LSP client's request coroutine: cannot wait for the user.
-    return vim.NIL
-  end
-  local result, answered, waiting = nil, false, false
-  ask(function(r)
-    result, answered = r, true
-    if waiting then
-      coroutine.resume(co)
-    end
-  end)
-  if not answered then
-    waiting = true
-    coroutine.yield()
-  end
-  return result
-end
-
 --- `acpls/authEnv`: the variables an env_var method needs, asked one after another (remembered for
 --- the session); Esc on any cancels the sign-in.
 function M.on_auth_env(params, _ctx)
   local vars = type(params.vars) == 'table' and params.vars or {}
-  return await(function(done)
+  return util.await_reply('sign-in', function(done)
     local values = {}
     local function ask(i)
       local var = vars[i]
@@ -65,7 +46,7 @@ end
 --- `acpls/runLogin`: the agent's login command in a terminal split; answered with its exit code
 --- when it ends.
 function M.on_run_login(params, _ctx)
-  return await(function(done)
+  return util.await_reply('sign-in', function(done)
     vim.cmd('botright new')
     local buf = vim.api.nvim_get_current_buf()
     vim.b[buf].acpls_login = params.methodId

@@ -3,27 +3,9 @@
 -- the original a rejection would give back): keep mine, show the diff (both texts side by side in
 -- diff mode, in a new tab; then the question again), or take theirs. Dismissed: null, which keeps
 -- the user's text.
-local M = {}
+local util = require('acpls.util')
 
--- Answer the LSP request from inside its handler's coroutine once `ask(done)` calls `done(result)`.
-local function await(ask)
-  local co, main = coroutine.running()
-  if co == nil or main then
-    return vim.NIL -- not inside the LSP client's request coroutine: cannot wait for the user
-  end
-  local result, answered, waiting = nil, false, false
-  ask(function(r)
-    result, answered = r, true
-    if waiting then
-      coroutine.resume(co)
-    end
-  end)
-  if not answered then
-    waiting = true
-    coroutine.yield()
-  end
-  return result
-end
+local M = {}
 
 --- The choices, in order: keep mine first (the safe one), the diff, then take theirs.
 ---@param params table
@@ -52,7 +34,6 @@ end
 ---@param params table
 ---@return integer left, integer right buffers
 function M.show_diff(params)
-  local util = require('acpls.util')
   local name = vim.fn.fnamemodify(tostring(params.path), ':t')
   local ft = vim.filetype.match({ filename = tostring(params.path) })
   local other = params.kind == 'reject' and 'original' or 'agent'
@@ -74,7 +55,7 @@ end
 
 --- The request handler: asks with vim.ui.select until the user keeps, takes or dismisses.
 function M.on_request(params, _ctx)
-  return await(function(done)
+  return util.await_reply('conflict', function(done)
     local items = M.items(params)
     local function ask()
       vim.ui.select(items, {

@@ -148,22 +148,9 @@ end
 
 --- `acpls/requestPermission`: runs in the LSP client's coroutine, which waits for the answer.
 function M.on_request(params, ctx)
-  local co = coroutine.running()
-  local result, answered, waiting = nil, false, false
-  M.ask(params, ctx, function(r)
-    result, answered = r, true
-    if waiting then
-      local ok, err = coroutine.resume(co)
-      if not ok then
-        vim.notify('acpls: permission reply failed: ' .. tostring(err), vim.log.levels.ERROR)
-      end
-    end
+  return util.await_reply('permission', function(done)
+    M.ask(params, ctx, done)
   end)
-  if not answered then
-    waiting = true
-    coroutine.yield()
-  end
-  return result
 end
 
 --- `:Acpls permissions`: pick a waiting request (any of them) and answer it.

@@ -2,6 +2,8 @@
 -- through vim.ui.input / vim.ui.select (so any picker plugin works), defaults shown, Esc cancels.
 -- acpls checks the answer against the form and asks again (with the problem and the values given as
 -- defaults) when it does not fit, so this module only collects values.
+local util = require('acpls.util')
+
 local M = {}
 
 local pending = {} ---@type table[] questions waiting, oldest first
@@ -292,22 +294,9 @@ end
 
 --- `acpls/elicitation`: runs in the LSP client's coroutine, which waits for the answer.
 function M.on_request(params, ctx)
-  local co = coroutine.running()
-  local result, answered, waiting = nil, false, false
-  M.ask(params, ctx, params.requestId, function(r)
-    result, answered = r, true
-    if waiting then
-      local ok, err = coroutine.resume(co)
-      if not ok then
-        vim.notify('acpls: question reply failed: ' .. tostring(err), vim.log.levels.ERROR)
-      end
-    end
+  return util.await_reply('question', function(done)
+    M.ask(params, ctx, params.requestId, done)
   end)
-  if not answered then
-    waiting = true
-    coroutine.yield()
-  end
-  return result
 end
 
 local function withdraw(match, why)

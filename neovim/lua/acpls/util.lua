@@ -171,4 +171,32 @@ function M.set_win_opts(win, opts)
   end
 end
 
+--- Answer an LSP request from inside its handler's coroutine once `ask(done)` calls `done(result)`,
+--- at once or later from a UI callback (the client sends the reply when the handler returns).
+--- Outside a coroutine nothing can wait: vim.NIL.
+---@param what string named in the error shown when the reply fails
+---@param ask fun(done: fun(result: any))
+---@return any
+function M.await_reply(what, ask)
+  local co, main = coroutine.running()
+  if co == nil or main then
+    return vim.NIL
+  end
+  local result, answered, waiting = nil, false, false
+  ask(function(r)
+    result, answered = r, true
+    if waiting then
+      local ok, err = coroutine.resume(co)
+      if not ok then
+        vim.notify('acpls: ' .. what .. ' reply failed: ' .. tostring(err), vim.log.levels.ERROR)
+      end
+    end
+  end)
+  if not answered then
+    waiting = true
+    coroutine.yield()
+  end
+  return result
+end
+
 return M
