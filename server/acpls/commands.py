@@ -70,9 +70,17 @@ def _is_range(rng: Any) -> bool:
 CommandHandler = Callable[["Hub", dict[str, Any]], Awaitable[Any]]
 
 
+def _agent_arg(args: dict[str, Any]) -> Any:
+    """`agent`: a name (preset, registry id, or an agent already started) or an agent object."""
+    agent = args.get("agent")
+    if agent is not None and not (isinstance(agent, dict) or (isinstance(agent, str) and agent)):
+        raise InvalidParams("agent must be a name or {command, args?, env?, name?}")
+    return agent
+
+
 async def _new_session(hub: Hub, args: dict[str, Any]) -> Any:
-    session = await hub.new_session(_string(args, "cwd"))
-    return {"sessionId": session.id}
+    session = await hub.new_session(_string(args, "cwd"), _agent_arg(args))
+    return {"sessionId": session.id, "agent": session.agent}
 
 
 async def _prompt(hub: Hub, args: dict[str, Any]) -> Any:
@@ -114,7 +122,9 @@ async def _list_sessions(hub: Hub, args: dict[str, Any]) -> Any:
     every_page = args.get("all", False)
     if not isinstance(every_page, bool):
         raise InvalidParams("all must be true or false")
-    return await _admin(hub).list(_string(args, "cwd"), _string(args, "cursor"), every_page)
+    return await _admin(hub).list(
+        _string(args, "cwd"), _string(args, "cursor"), every_page, _agent_arg(args)
+    )
 
 
 async def _load_session(hub: Hub, args: dict[str, Any], *, replay: bool = True) -> Any:
@@ -122,9 +132,11 @@ async def _load_session(hub: Hub, args: dict[str, Any], *, replay: bool = True) 
     if session_id == "":
         raise InvalidParams("sessionId must not be empty")
     if session_id is None:  # an editor without a picker: acpls asks (window/showMessageRequest)
-        session_id = await _admin(hub).pick("Load" if replay else "Resume")
-    session = await hub.load_session(session_id, _string(args, "cwd"), replay=replay)
-    return {"sessionId": session.id}
+        session_id = await _admin(hub).pick("Load" if replay else "Resume", _agent_arg(args))
+    session = await hub.load_session(
+        session_id, _string(args, "cwd"), replay=replay, agent=_agent_arg(args)
+    )
+    return {"sessionId": session.id, "agent": session.agent}
 
 
 async def _resume_session(hub: Hub, args: dict[str, Any]) -> Any:
@@ -140,11 +152,14 @@ async def _steer(hub: Hub, args: dict[str, Any]) -> Any:
 
 
 async def _fork_session(hub: Hub, args: dict[str, Any]) -> Any:
-    return await _admin(hub).fork(_string(args, "sessionId"))
+    result = await _admin(hub).fork(_string(args, "sessionId"), _agent_arg(args))
+    forked = hub.sessions.get(result["sessionId"])
+    return {**result, "agent": forked.agent} if forked else result
 
 
 async def _authenticate(hub: Hub, args: dict[str, Any]) -> Any:
-    if not await hub.authenticate(None, _string(args, "methodId")):
+    conn = await hub.agent(_agent_arg(args))
+    if not await hub.authenticate(conn, _string(args, "methodId")):
         raise CommandError("sign-in did not complete", -32000)
     return None
 
@@ -162,7 +177,7 @@ async def _open_transcript(hub: Hub, args: dict[str, Any]) -> Any:
 
 
 async def _restart_agent(hub: Hub, args: dict[str, Any]) -> Any:
-    await hub.restart_agent()
+    await hub.restart_agent(_agent_arg(args))
     return None
 
 
@@ -284,11 +299,12 @@ async def _close_session(hub: Hub, args: dict[str, Any]) -> Any:
 
 
 async def _delete_session(hub: Hub, args: dict[str, Any]) -> Any:
-    return await _admin(hub).delete(_string(args, "sessionId", required=True) or "")
+    session_id = _string(args, "sessionId", required=True) or ""
+    return await _admin(hub).delete(session_id, _agent_arg(args))
 
 
 async def _logout(hub: Hub, args: dict[str, Any]) -> Any:
-    await _admin(hub).logout()
+    await _admin(hub).logout(_agent_arg(args))
     return None
 
 

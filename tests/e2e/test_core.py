@@ -419,7 +419,7 @@ async def test_load_session_v1_replays_history_to_the_editor(
     }
     await start(client, workspace, scripted(script, log))
     result = await command(client, "acpls.loadSession", {"sessionId": "earlier-1"})
-    assert result == {"sessionId": "earlier-1"}
+    assert result["sessionId"] == "earlier-1"
     updates = [
         p for p in notifications(client, "acpls/sessionUpdate") if p["sessionId"] == "earlier-1"
     ]

@@ -512,11 +512,14 @@ def _connect(hub: Hub, root: str) -> AgentConnection:
     )
     conn.process.state = AgentState.RUNNING
     conn.protocol.attach_writer(lambda data: None)
-    hub.agent_requests.register(conn)
+    name = hub.settings.agent.name
+    hub.agent_requests.register(conn, name, {})
     conn.register({}, {"session/update": hub.router.on_session_update})
     conn.register({"terminal/create": _terminals_disabled}, {})
-    hub._conn = conn  # the hub's own agent, as `_start_agent` would set it
-    hub._restart_key = hub._current_key()
+    slot = hub._slot(name)  # the hub's default agent, as `_start_agent` would set it
+    slot.spec = hub.settings.agent
+    slot.conn = conn
+    slot.restart_key = hub._restart_key(hub.settings.agent)
     return conn
 
 
@@ -580,7 +583,7 @@ async def _phase(
         conn = _connect(hub, root)
         conn.version = version
         for session_id in SESSION_IDS:
-            hub._register_session(session_id, root, {})
+            hub._register_session(conn, session_id, root, {})
         mutator.live_ids = lambda: list(conn.protocol._outgoing)
         reader = LineReader(_guarded(conn.protocol.feed_line, report), MAX_LINE)
         prompts: set[asyncio.Task[Any]] = set()
@@ -622,6 +625,12 @@ def _guarded(feed: Any, report: FuzzReport) -> Any:
     return feed_line
 
 
+def _conn_of(hub: Hub) -> AgentConnection:
+    conn = hub._slot(hub.settings.agent.name).conn
+    assert conn is not None
+    return conn
+
+
 def _keep_turns_going(
     hub: Hub, prompts: set[asyncio.Task[Any]], report: FuzzReport, rng: random.Random
 ) -> None:
@@ -635,7 +644,7 @@ def _keep_turns_going(
     for session_id in SESSION_IDS:
         session = hub.sessions.get(session_id)
         if session is None:
-            hub._register_session(session_id, hub.workspace_root(), {})
+            hub._register_session(_conn_of(hub), session_id, hub.workspace_root(), {})
         elif session.turn is None and rng.random() < 0.3:
             prompts.add(asyncio.ensure_future(hub.prompt(session_id, "fuzz", [])))
             report.prompts_started += 1

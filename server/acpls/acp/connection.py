@@ -42,6 +42,7 @@ class AgentConnection:
         on_exit: Callable[[AgentConnection], None],
         max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES,
         output_gate: FlowGate | None = None,
+        name: str = "",
     ) -> None:
         self.protocol = AcpProtocol()
         self._reader = LineReader(self.protocol.feed_line, max_line_bytes)
@@ -53,6 +54,7 @@ class AgentConnection:
             on_exit=self._process_exited,
             max_input_bytes=max_input_bytes,
             output_gate=output_gate,
+            name=name,
         )
         self.protocol.attach_writer(self.process.write)
         # Nothing more is sent to, or handled for, an agent acpls stopped.

@@ -65,10 +65,14 @@ class AgentProcess:
         on_exit: Callable[[AgentProcess], None],
         max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES,
         output_gate: FlowGate | None = None,
+        name: str = "",
     ) -> None:
         self.argv = argv
         # Closed while the editor is behind: the agent's stdout is left unread (flow.py).
         self._output_gate = output_gate if output_gate is not None else FlowGate()
+        # Which agent this is, in every log line of it (several agents can run at once).
+        self.name = name
+        self._tag = f"[{name}] " if name else ""
         self.max_input_bytes = max_input_bytes
         # Why acpls killed the agent itself (it stopped reading its input), for the error message.
         self._kill_reason: str | None = None
@@ -115,7 +119,7 @@ class AgentProcess:
             self.failure = f"could not start `{self.describe()}`: {exc}"
             raise AgentStartError(self.failure) from exc
         self.state = AgentState.RUNNING
-        logger.info("agent started: %s (pid %d)", self.describe(), self._proc.pid)
+        logger.info("%sagent started: %s (pid %d)", self._tag, self.describe(), self._proc.pid)
         self._readers = [
             self._tasks.spawn("stdout", self._read_stdout()),
             self._tasks.spawn("stderr", self._read_stderr()),
@@ -140,7 +144,7 @@ class AgentProcess:
             f"it stopped reading its input ({waiting} bytes waiting for it, more than"
             f" limits.maxAgentInputBytes = {self.max_input_bytes})"
         )
-        logger.error("stopping the agent: %s", self._kill_reason)
+        logger.error("%sstopping the agent: %s", self._tag, self._kill_reason)
         self._stop_group(force=True)
         if self.on_given_up is not None:
             self.on_given_up(self._kill_reason)
@@ -190,7 +194,7 @@ class AgentProcess:
                 if self.on_stderr_line is not None:
                     self.on_stderr_line(text)
                 if logged < STDERR_LOG_BUDGET_PER_SECOND:
-                    stderr_logger.info("%s", text)
+                    stderr_logger.info("%s%s", self._tag, text)
                     logged += 1
                 else:
                     if not suppressed:
@@ -203,7 +207,7 @@ class AgentProcess:
             self.stderr_tail.append(pending.decode("utf-8", "replace"))
             if self.on_stderr_line is not None:
                 self.on_stderr_line(pending.decode("utf-8", "replace"))
-            stderr_logger.info("%s", pending.decode("utf-8", "replace"))
+            stderr_logger.info("%s%s", self._tag, pending.decode("utf-8", "replace"))
         if suppressed:
             stderr_logger.warning("(%d agent stderr lines not logged: rate limit)", suppressed)
 
@@ -220,7 +224,7 @@ class AgentProcess:
             self.failure = f"`{self.describe()}` was stopped by acpls: {self._kill_reason}"
         elif self.state is AgentState.FAILED:
             self.failure = f"`{self.describe()}` {describe_returncode(returncode)}"
-        logger.info("agent %s (%s)", self.state.value, describe_returncode(returncode))
+        logger.info("%sagent %s (%s)", self._tag, self.state.value, describe_returncode(returncode))
         try:
             self._on_exit(self)
         except Exception:

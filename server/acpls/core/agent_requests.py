@@ -63,18 +63,17 @@ class AgentRequests:
         self._read_texts: dict[str, str] = {}
         self.paths = PathPolicy([])
         self._rules: RuleStore | None = None
-        self.terminals = ClientTerminals(
-            base_env=dict(hub.environ),
-            on_output=self._terminal_output,
-            on_exit=self._terminal_exit,
-        )
+        # The commands each agent runs through terminal/create, in that agent's environment.
+        self._terminals: dict[str, ClientTerminals] = {}
 
-    def register(self, conn: AgentConnection) -> None:
+    def register(self, conn: AgentConnection, agent: str, env: dict[str, str]) -> None:
+        """Serve `conn`'s requests; the process of `agent`, started with `env`."""
         self.paths.set_roots(self.hub.editor.workspace_roots, self.hub.settings.allowed_roots)
-        self.terminals = ClientTerminals(
-            base_env=self.hub.settings.agent_env(self.hub.environ),
-            on_output=self._terminal_output,
-            on_exit=self._terminal_exit,
+        old = self._terminals.get(agent)
+        if old is not None:  # its processes were killed when the agent stopped (close_all)
+            self.hub.tasks.spawn(f"close-terminals-of:{agent}", old.aclose())
+        self._terminals[agent] = ClientTerminals(
+            base_env=env, on_output=self._terminal_output, on_exit=self._terminal_exit
         )
         conn.register(
             {
@@ -89,6 +88,22 @@ class AgentRequests:
             },
             {},
         )
+
+    @property
+    def terminals(self) -> ClientTerminals:
+        """The default agent's terminals (tests read them)."""
+        return self._terminals_of(self.hub.settings.agent.name)
+
+    def _terminals_of(self, agent: str) -> ClientTerminals:
+        agent = agent or self.hub.settings.agent.name
+        terminals = self._terminals.get(agent)
+        if terminals is None:
+            terminals = self._terminals[agent] = ClientTerminals(
+                base_env=self.hub.settings.base_env(self.hub.environ),
+                on_output=self._terminal_output,
+                on_exit=self._terminal_exit,
+            )
+        return terminals
 
     @property
     def rules(self) -> RuleStore:
@@ -138,7 +153,7 @@ class AgentRequests:
         )
         try:
             outcome = await future
-            self._remember_choice(tool_call, options, outcome)
+            self._remember_choice(session, tool_call, options, outcome)
             return outcome
         finally:
             session.pending_permissions.pop(key, None)
@@ -152,7 +167,7 @@ class AgentRequests:
     ) -> dict[str, Any] | None:
         """A remembered rule or a pre-approved kind answers without asking; the editor is told."""
         rules = self.rules
-        rule = rules.match(self.hub.settings.agent.name, tool_call)
+        rule = rules.match(session.agent or self.hub.settings.agent.name, tool_call)
         option_id = choose_option(rule, options) if rule is not None else None
         if option_id is None:
             rule = None
@@ -177,7 +192,11 @@ class AgentRequests:
         return perm.selected(option_id)
 
     def _remember_choice(
-        self, tool_call: dict[str, Any], options: list[dict[str, Any]], outcome: dict[str, Any]
+        self,
+        session: Session,
+        tool_call: dict[str, Any],
+        options: list[dict[str, Any]],
+        outcome: dict[str, Any],
     ) -> None:
         if not self.hub.settings.remember_rules:
             return
@@ -185,7 +204,7 @@ class AgentRequests:
         kind = next((o.get("kind") for o in options if o["optionId"] == chosen), None)
         if isinstance(kind, str) and kind in ("allow_always", "reject_always"):
             try:
-                self.rules.record(self.hub.settings.agent.name, tool_call, kind)
+                self.rules.record(session.agent or self.hub.settings.agent.name, tool_call, kind)
             except OSError as exc:
                 logger.warning("could not save the permission rule: %s", exc)
 
@@ -284,9 +303,10 @@ class AgentRequests:
         outside-the-workspace approvals forgotten, and the commands it ran stopped."""
         self.cancel_permissions(session)
         self.paths.forget_session(session.id)
-        if self.terminals.terminal_ids(session.id):
+        terminals = self._terminals_of(session.agent)
+        if terminals.terminal_ids(session.id):
             self.hub.tasks.spawn(
-                f"close-terminals:{session.id}", self.terminals.close_session(session.id)
+                f"close-terminals:{session.id}", terminals.close_session(session.id)
             )
 
     def cancel_permissions(self, session: Session) -> None:
@@ -345,7 +365,7 @@ class AgentRequests:
         session = self._session_of(request.session_id)
         path = await self.check_path(session, request.path, "read")
         text = self.current_text(path)
-        if text is None and self._reads_missing_as_empty() and not os.path.lexists(path):
+        if text is None and self._reads_missing_as_empty(session) and not os.path.lexists(path):
             # Gemini CLI tells a missing file by a Node ENOENT error, which no JSON-RPC error
             # becomes on its side: its write_file of a new file would fail. It reads this way only
             # to make an edit (its read_file checks the disk itself), where a missing file means
@@ -363,8 +383,8 @@ class AgentRequests:
             self.hub.follow.move(FollowTarget(session.id, "fs/read_text_file", path, start, "read"))
         return {"content": text}
 
-    def _reads_missing_as_empty(self) -> bool:
-        conn = self.hub.connection
+    def _reads_missing_as_empty(self, session: Session) -> bool:
+        conn = self.hub.connection_of(session.agent or None)
         return conn is not None and conn.agent_info.get("name") in _MISSING_READS_EMPTY
 
     async def write_text_file(self, params: Any) -> dict[str, Any]:
@@ -489,7 +509,7 @@ class AgentRequests:
         variables = _given(request.env)
         env = None if variables is None else [{"name": v.name, "value": v.value} for v in variables]
         with _terminal_errors():
-            terminal_id = await self.terminals.create(
+            terminal_id = await self._terminals_of(session.agent).create(
                 session.id, command, args, env, cwd, _given(request.output_byte_limit)
             )
         shown = " ".join([command, *args])
@@ -500,34 +520,37 @@ class AgentRequests:
     async def terminal_output(self, params: Any) -> dict[str, Any]:
         session, terminal_id = self._terminal_id(params, TerminalOutputRequest)
         with _terminal_errors():
-            return self.terminals.output(session.id, terminal_id).to_acp()
+            return self._terminals_of(session.agent).output(session.id, terminal_id).to_acp()
 
     async def terminal_wait_for_exit(self, params: Any) -> dict[str, Any]:
         session, terminal_id = self._terminal_id(params, WaitForTerminalExitRequest)
         with _terminal_errors():
-            status = await self.terminals.wait_for_exit(session.id, terminal_id)
+            status = await self._terminals_of(session.agent).wait_for_exit(session.id, terminal_id)
         return status.to_acp()
 
     async def terminal_kill(self, params: Any) -> dict[str, Any]:
         session, terminal_id = self._terminal_id(params, KillTerminalRequest)
         with _terminal_errors():
-            await self.terminals.kill(session.id, terminal_id)
+            await self._terminals_of(session.agent).kill(session.id, terminal_id)
         return {}
 
     async def terminal_release(self, params: Any) -> dict[str, Any]:
         session, terminal_id = self._terminal_id(params, ReleaseTerminalRequest)
         with _terminal_errors():
-            await self.terminals.release(session.id, terminal_id)
+            await self._terminals_of(session.agent).release(session.id, terminal_id)
         self.hub.terminals.release(session.id, terminal_id)
         self.hub.pump.poke()
         return {}
 
-    async def close_all(self) -> None:
+    async def close_all(self, agent: str) -> None:
         """The agent is gone: stop every process acpls ran for it."""
-        await self.terminals.kill_all()
+        terminals = self._terminals.get(agent)
+        if terminals is not None:
+            await terminals.kill_all()
 
     async def aclose(self) -> None:
-        await self.terminals.aclose()
+        for terminals in list(self._terminals.values()):
+            await terminals.aclose()
 
 
 def _decode(params: Any, cls: type[T]) -> T:

@@ -59,26 +59,32 @@ def env_vars(method: Mapping[str, Any]) -> list[dict[str, Any]]:
 class SignIn:
     def __init__(self, hub: Hub) -> None:
         self.hub = hub
-        # Variables the user gave for `env_var` methods: part of the agent's environment from the
-        # next start on (in memory only; the editor keeps them where it keeps secrets).
-        self.env: dict[str, str] = {}
+        # Variables the user gave for `env_var` methods, by agent name: part of that agent's
+        # environment from its next start on (in memory only; the editor keeps them where it
+        # keeps secrets). One agent's answers never reach another agent.
+        self._env: dict[str, dict[str, str]] = {}
 
-    async def run(self, conn: AgentConnection, method: Mapping[str, Any], method_id: str) -> bool:
+    def env_for(self, agent: str) -> dict[str, str]:
+        return self._env.setdefault(agent, {})
+
+    async def run(
+        self, conn: AgentConnection, agent: str, method: Mapping[str, Any], method_id: str
+    ) -> bool:
         kind = method_type(method)
         if kind == "terminal":
-            return await self._terminal(method, method_id)
+            return await self._terminal(agent, method, method_id)
         if kind == "env_var":
-            if self._already_set(method):
+            if self._already_set(agent, method):
                 # The agent has the variables (its `env` setting, the editor's environment, an
                 # earlier answer): the agent only needs to be told which method (Codex's
                 # `openai-api-key` with OPENAI_API_KEY set), never the user asked again.
                 return await self._agent(conn, method_id)
-            return await self._env_var(method, method_id)
+            return await self._env_var(agent, method, method_id)
         return await self._agent(conn, method_id)
 
-    def _already_set(self, method: Mapping[str, Any]) -> bool:
+    def _already_set(self, agent: str, method: Mapping[str, Any]) -> bool:
         wanted = [v["name"] for v in env_vars(method) if not v["optional"]]
-        have = {**self.hub.settings.agent_env(self.hub.environ), **self.env}
+        have = {**self.hub.agent_env(self.hub.agent_spec(agent)), **self.env_for(agent)}
         return bool(wanted) and all(have.get(name) for name in wanted)
 
     async def _agent(self, conn: AgentConnection, method_id: str) -> bool:
@@ -91,12 +97,12 @@ class SignIn:
             return False
         return True
 
-    async def _terminal(self, method: Mapping[str, Any], method_id: str) -> bool:
+    async def _terminal(self, agent: str, method: Mapping[str, Any], method_id: str) -> bool:
         """The agent's program with the method's arguments, interactive, in an editor terminal."""
         args = [a for a in method.get("args") or [] if isinstance(a, str)]
         raw_env = method.get("env")
         env = raw_env if isinstance(raw_env, dict) else {}
-        argv = [*self.hub.settings.agent.argv, *args]
+        argv = [*self.hub.agent_spec(agent).argv, *args]
         if not self.hub.editor.custom_mode:
             self.hub.editor.show_message(
                 ports.MESSAGE_WARNING,
@@ -107,7 +113,7 @@ class SignIn:
             "methodId": method_id,
             "name": method.get("name") or method_id,
             "command": argv,
-            "env": {**self.env, **{k: str(v) for k, v in env.items()}},
+            "env": {**self.env_for(agent), **{k: str(v) for k, v in env.items()}},
             "cwd": self.hub.workspace_root(),
         }
         msg_id = f"acpls-login-{uuid.uuid4().hex[:12]}"
@@ -116,10 +122,10 @@ class SignIn:
         # process picks them up.
         done = isinstance(result, dict) and result.get("exitCode") == 0
         if done:
-            await self.hub.restart_agent()
+            await self.hub.restart_agent(agent)
         return done
 
-    async def _env_var(self, method: Mapping[str, Any], method_id: str) -> bool:
+    async def _env_var(self, agent: str, method: Mapping[str, Any], method_id: str) -> bool:
         wanted = env_vars(method)
         if not wanted or not self.hub.editor.custom_mode:
             names = ", ".join(v["name"] for v in wanted) or "the variables it names"
@@ -130,7 +136,7 @@ class SignIn:
             return False
         params = {
             "methodId": method_id,
-            "agent": self.hub.settings.agent.name,
+            "agent": agent,
             "name": method.get("name") or method_id,
             "vars": wanted,
             **({"link": method["link"]} if isinstance(method.get("link"), str) else {}),
@@ -147,6 +153,6 @@ class SignIn:
                 ports.MESSAGE_ERROR, f"acpls: sign-in needs {', '.join(missing)}"
             )
             return False
-        self.env.update(given)
-        await self.hub.restart_agent()  # the agent reads its environment when it starts
-        return await self._agent(await self.hub.agent(), method_id)
+        self.env_for(agent).update(given)
+        await self.hub.restart_agent(agent)  # the agent reads its environment when it starts
+        return await self._agent(await self.hub.agent(agent), method_id)

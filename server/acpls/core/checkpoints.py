@@ -234,7 +234,7 @@ class CheckpointController:
     def _fork_later(self, session: Session, checkpoint: Checkpoint) -> None:
         """Where the agent offers `session/fork`, keep the agent's copy of the conversation as it
         is now, after this turn: the point a restore to before the next turn goes back to."""
-        conn = self.hub.connection
+        conn = self.hub.connection_of(session.agent or None)
         if conn is None or not conn.session_capability("fork"):
             return
         if not self.hub.settings.checkpoint_fork:
@@ -273,8 +273,8 @@ class CheckpointController:
         """The fork as a session of the running agent: adopted when the agent that made it still
         runs, else loaded (its conversation replayed to the editor) where the agent can."""
         made_by = self._fork_conns.get(fork_id)
-        if made_by is not None and made_by[0] is self.hub.connection:
-            return self.hub.adopt_session(fork_id, made_by[1], made_by[2])
+        if made_by is not None and made_by[0].alive:
+            return self.hub.adopt_session(fork_id, made_by[1], made_by[2], made_by[0])
         conn = await self.hub.agent()
         if conn.session_capability("load") or conn.session_capability("resume"):
             try:

@@ -55,18 +55,19 @@ class Questions:
         self.hub = hub
         self._keys = itertools.count(1)
         self._open: dict[int, OpenQuestion] = {}
-        self._conn: AgentConnection | None = None
 
     def register(self, conn: AgentConnection) -> None:
-        self._conn = conn
-        conn.register({"elicitation/create": self.create}, {"elicitation/complete": self.complete})
+        def create(params: Any) -> Any:
+            return self.create(params, conn)
+
+        conn.register({"elicitation/create": create}, {"elicitation/complete": self.complete})
 
     @property
     def open_count(self) -> int:
         return len(self._open)
 
     # -- the agent's side --------------------------------------------------------------------------
-    async def create(self, params: Any) -> dict[str, Any]:
+    async def create(self, params: Any, conn: AgentConnection | None = None) -> dict[str, Any]:
         try:
             question = q.parse_request(params)
         except q.InvalidQuestion as exc:
@@ -80,7 +81,6 @@ class Questions:
         loop = asyncio.get_running_loop()
         pending = OpenQuestion(next(self._keys), question, loop.create_future())
         self._open[pending.key] = pending
-        conn = self._conn
         asker = self.hub.tasks.spawn(f"question:{pending.key}", self._ask(pending))
         try:
             return await asyncio.shield(pending.answer)

@@ -1,9 +1,11 @@
-"""The core of acpls: one agent, its sessions, and the editor, wired together.
+"""The core of acpls: the agents, their sessions, and the editor, wired together.
 
-The hub owns the agent connection (started lazily, restarted after it exits), the sessions it
-created, the terminal store, follow-along and the output pump. LSP handlers call its commands; the
-agent's messages reach it through `routing.UpdateRouter` and `agent_requests.AgentRequests`.
-Nothing here knows pygls: the editor is reached through `ports.EditorPort`.
+The hub owns one process per agent (core/agent_slots.py: each started lazily, restarted after it
+exits; the default is the `agent` setting's, others are named by `acpls.newSession`), the sessions
+they created, the terminal store, follow-along and the output pump. LSP handlers call its
+commands; the agents' messages reach it through `routing.UpdateRouter` and
+`agent_requests.AgentRequests`, each agent speaking only of its own sessions. Nothing here knows
+pygls: the editor is reached through `ports.EditorPort`.
 """
 
 from __future__ import annotations
@@ -15,10 +17,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from acpls.acp.connection import AgentConnection
 from acpls.acp.errors import AUTH_REQUIRED, INTERNAL_ERROR, AcpError
 from acpls.acp.process import AgentStartError
 from acpls.core import ports
+from acpls.core.agent_slots import AgentSlot, guard_sessions
 from acpls.core.errors import CommandError
 from acpls.core.follow import FollowController
 from acpls.core.mentions import mention_blocks
@@ -27,6 +32,7 @@ from acpls.core.session import Session, Turn
 from acpls.core.sessions import SessionRegistry
 from acpls.editor import messages as msg
 from acpls.flow import FlowGate
+from acpls.registry.spec import AgentSpec
 from acpls.settings import Settings, parse_settings
 from acpls.supervisor import TaskSupervisor
 from acpls.translate import usage
@@ -74,9 +80,7 @@ class Hub:
         self.sessions = self.registry.by_id  # read-only view: the registry adds and closes
         self.terminals = TerminalStore(scrollback_bytes=self.settings.scrollback_bytes)
         self.follow = FollowController(editor, self.tasks, enabled=self.settings.follow_enabled)
-        self._conn: AgentConnection | None = None
-        self._agent_lock = asyncio.Lock()
-        self._restart_key = self.settings.agent_restart_key()
+        self._slots: dict[str, AgentSlot] = {}  # one per agent name (core/agent_slots.py)
         self._closing = False
         self.pump = FlushScheduler(self._flush)
         # Imported here to keep the modules' import graph one-directional.
@@ -145,42 +149,92 @@ class Hub:
         except AgentInstallError as exc:
             raise ValueError(str(exc)) from exc
 
-    # -- the agent -------------------------------------------------------------------------------
-    async def agent(self) -> AgentConnection:
-        """The running agent, started (or restarted) on first need."""
-        async with self._agent_lock:
-            conn = self._conn
-            if conn is not None and conn.alive and self._restart_key == self._current_key():
+    # -- the agents ------------------------------------------------------------------------------
+    @property
+    def default_agent(self) -> str:
+        """The name of the agent a session starts with when none is named (setting `agent`)."""
+        return self.settings.agent.name
+
+    def agent_spec(self, agent: Any = None) -> AgentSpec:
+        """The spec of an agent named by a session or `acpls.newSession`: None for the default
+        agent, a name (the default's, one started before, a preset or a registry id) or an agent
+        object `{command, args?, env?, name?}` as the `agent` setting takes."""
+        if agent is None or agent == self.settings.agent.name:
+            return self.settings.agent
+        if isinstance(agent, str):
+            slot = self._slots.get(agent)
+            if slot is not None and slot.spec is not None:
+                return slot.spec
+        if not isinstance(agent, (str, dict)):
+            raise CommandError("agent must be a name or {command, args?, env?, name?}", -32602)
+        settings, problems = parse_settings({"agent": agent}, self.settings, self.resolve_agent)
+        if problems:
+            raise CommandError("; ".join(problems), -32602)
+        return settings.agent
+
+    def _slot(self, name: str) -> AgentSlot:
+        slot = self._slots.get(name)
+        if slot is None:
+            slot = self._slots[name] = AgentSlot(name)
+        return slot
+
+    def slot_of(self, conn: AgentConnection) -> AgentSlot | None:
+        return next((s for s in self._slots.values() if s.conn is conn), None)
+
+    def agent_name_of(self, conn: AgentConnection) -> str:
+        slot = self.slot_of(conn)
+        return slot.name if slot is not None else self.settings.agent.name
+
+    async def agent(self, name: Any = None) -> AgentConnection:
+        """The running process of the agent `name` (default: the `agent` setting's), started
+        (or restarted) on first need. Each agent has its own process and lifecycle."""
+        spec = self.agent_spec(name)
+        slot = self._slot(spec.name)
+        async with slot.lock:
+            key = self._restart_key(spec)
+            conn = slot.conn
+            if conn is not None and conn.alive and slot.restart_key == key:
                 return conn
             if conn is not None:
-                await self._stop_agent(conn, reason="settings changed" if conn.alive else None)
-            return await self._start_agent()
+                await self._stop_agent(slot, conn, "settings changed" if conn.alive else None)
+            return await self._start_agent(slot, spec)
 
-    def _current_key(self) -> Any:
-        return self.settings.agent_restart_key()
+    async def agent_of(self, session: Session) -> AgentConnection:
+        """The process of the agent that holds `session`."""
+        return await self.agent(session.agent or None)
 
-    async def _start_agent(self) -> AgentConnection:
-        spec = self.settings.agent
+    def _restart_key(self, spec: AgentSpec) -> Any:
+        return attrs.evolve(self.settings, agent=spec).agent_restart_key()
+
+    def agent_env(self, spec: AgentSpec) -> dict[str, str]:
+        """The editor's environment minus `env.remove`, plus the agent's own env."""
+        return {**self.settings.base_env(self.environ), **dict(spec.env)}
+
+    async def _start_agent(self, slot: AgentSlot, spec: AgentSpec) -> AgentConnection:
+        slot.spec = spec
         if spec.install_dir is not None and spec.registry_id is not None:
-            await self._install_first(spec.registry_id)
+            await self._install_first(slot, spec.registry_id)
         cwd = self.workspace_root()
+        env = {**self.agent_env(spec), **self.sign_in.env_for(slot.name)}
         conn = AgentConnection(
             spec.argv,
             cwd=cwd,
-            env={**self.settings.agent_env(self.environ), **self.sign_in.env},
+            env=env,
             max_line_bytes=self.settings.max_line_bytes,
             max_input_bytes=self.settings.max_agent_input_bytes,
-            on_exit=self._agent_exited,
+            on_exit=lambda c: self._agent_exited(slot, c),
             output_gate=self.editor_output,
+            name=slot.name,
         )
-        self.agent_requests.register(conn)
+        self.agent_requests.register(conn, slot.name, env)
         self.questions.register(conn)
         conn.register({}, {"session/update": self.router.on_session_update})
         shown: set[str] = set()
-        conn.process.on_stderr_line = lambda line: self._agent_stderr(conn, line, shown)
-        self._restart_key = self._current_key()
-        self._conn = conn
-        self._status("starting")
+        conn.process.on_stderr_line = lambda line: self._agent_stderr(slot, conn, line, shown)
+        guard_sessions(conn, slot.name, self.registry.get)
+        slot.restart_key = self._restart_key(spec)
+        slot.conn = conn
+        self._status(slot, "starting")
         try:
             await asyncio.wait_for(conn.open(self.settings.protocol_version), AGENT_START_TIMEOUT)
         except (AcpError, AgentStartError, OSError, TimeoutError) as exc:
@@ -188,64 +242,70 @@ class Hub:
             message = f"acpls: the agent {spec.name} could not start: {detail}"
             if conn.process.returncode is not None or conn.process.failure:
                 message += f"\n{conn.exit_message()}"
-            self._conn = None
+            slot.conn = None
             await conn.close()
-            self._status("failed", message)
+            self._status(slot, "failed", message)
             self.editor.show_message(ports.MESSAGE_ERROR, message)
             raise CommandError(message, INTERNAL_ERROR) from exc
-        self._status("running")
+        self._status(slot, "running")
         self.catalog.auth_methods[spec.name] = list(conn.auth_methods)
         return conn
 
-    async def _install_first(self, agent_id: str) -> None:
+    async def _install_first(self, slot: AgentSlot, agent_id: str) -> None:
         """A registry binary is downloaded and unpacked before its first start."""
         from acpls.services.agent_install import AgentInstallError
 
         try:
-            self._status("starting", f"installing {agent_id}")
+            self._status(slot, "starting", f"installing {agent_id}")
             await self.catalog.install(agent_id)
         except AgentInstallError as exc:
             message = f"acpls: the agent {agent_id} could not be installed: {exc}"
-            self._status("failed", message)
+            self._status(slot, "failed", message)
             self.editor.show_message(ports.MESSAGE_ERROR, message)
             raise CommandError(message, INTERNAL_ERROR) from exc
 
-    async def _stop_agent(self, conn: AgentConnection, reason: str | None) -> None:
+    async def _stop_agent(self, slot: AgentSlot, conn: AgentConnection, reason: str | None) -> None:
         if reason:
-            logger.info("stopping the agent: %s", reason)
-        self._conn = None
-        self._forget_sessions(f"the agent stopped ({reason or 'exited'})")
+            logger.info("stopping the agent %s: %s", slot.name, reason)
+        slot.conn = None
+        self.registry.close_all(f"the agent stopped ({reason or 'exited'})", agent=slot.name)
         await conn.close()
-        await self.agent_requests.close_all()
+        await self.agent_requests.close_all(slot.name)
+        slot.state = "stopped"
 
-    def _agent_exited(self, conn: AgentConnection) -> None:
-        if conn is not self._conn or self._closing:
+    def _agent_exited(self, slot: AgentSlot, conn: AgentConnection) -> None:
+        if conn is not slot.conn or self._closing:
             return
-        message = f"acpls: the agent {self.settings.agent.name} stopped: {conn.exit_message()}"
-        self._status("failed" if conn.process.failure else "exited", message)
+        message = f"acpls: the agent {slot.name} stopped: {conn.exit_message()}"
+        self._status(slot, "failed" if conn.process.failure else "exited", message)
         self.editor.show_message(ports.MESSAGE_ERROR, message)
-        self._conn = None
-        self._forget_sessions(message)
-        self.tasks.spawn("release-client-terminals", self.agent_requests.close_all())
+        slot.conn = None
+        self.registry.close_all(message, agent=slot.name)
+        self.tasks.spawn(
+            f"release-client-terminals:{slot.name}", self.agent_requests.close_all(slot.name)
+        )
 
-    def _agent_stderr(self, conn: AgentConnection, line: str, shown: set[str]) -> None:
+    def _agent_stderr(
+        self, slot: AgentSlot, conn: AgentConnection, line: str, shown: set[str]
+    ) -> None:
         """A sandbox failure the agent reports only on stderr (Codex sends no tool call for a
         command its sandbox could not run) is shown, not left in the log: a message and a
-        `notice` in each session, once per distinct line and at most a few per agent process."""
+        `notice` in each of that agent's sessions, once per distinct line and at most a few per
+        agent process."""
         problem = sandbox_problem(line)
         if problem is None or problem in shown or len(shown) >= MAX_SANDBOX_NOTICES:
             return
         shown.add(problem)
-        name = self.settings.agent.name
+        name = slot.name
         logger.warning("the agent %s reports a sandbox failure: %s", name, problem)
         self.editor.show_message(
             ports.MESSAGE_ERROR,
             f"acpls: the agent {name} could not use its sandbox, so its commands or edits fail:"
             f" {problem}",
         )
-        if conn is not self._conn:
+        if conn is not slot.conn:
             return
-        for session in list(self.sessions.values()):
+        for session in self.registry.of_agent(name):
             self.router.send_update(
                 session,
                 {
@@ -256,32 +316,55 @@ class Hub:
                 },
             )
 
-    def _forget_sessions(self, reason: str) -> None:
-        self.registry.close_all(reason)
-
-    def _status(self, state: str, message: str | None = None) -> None:
+    def _status(self, slot: AgentSlot, state: str, message: str | None = None) -> None:
+        slot.state = state
         if not self.editor.custom_mode:
             return
-        conn = self._conn
+        conn = slot.conn
+        running = conn is not None and state == "running"
+        spec = slot.spec or self.settings.agent
         self.editor.notify(
             msg.AGENT_STATUS,
             msg.AgentStatusParams(
                 state=state,
-                agent=self.settings.agent.name,
-                command=self.settings.agent.argv,
-                protocolVersion=conn.version if conn and state == "running" else None,
-                agentInfo=(conn.agent_info or None) if conn and state == "running" else None,
+                agent=slot.name,
+                command=spec.argv,
+                protocolVersion=conn.version if conn and running else None,
+                agentInfo=(conn.agent_info or None) if conn and running else None,
                 message=message,
-                canSteer=conn.can_steer if conn and state == "running" else None,
-                images=conn.prompt_capability("image") if conn and state == "running" else None,
+                canSteer=conn.can_steer if conn and running else None,
+                images=conn.prompt_capability("image") if conn and running else None,
+                default=slot.name == self.settings.agent.name,
             ),
         )
 
-    async def restart_agent(self) -> None:
-        async with self._agent_lock:
-            if self._conn is not None:
-                await self._stop_agent(self._conn, reason="restart requested")
-        await self.agent()
+    async def restart_agent(self, name: Any = None) -> None:
+        spec = self.agent_spec(name)
+        slot = self._slot(spec.name)
+        async with slot.lock:
+            if slot.conn is not None:
+                await self._stop_agent(slot, slot.conn, reason="restart requested")
+        await self.agent(spec.name)
+
+    def agents_running(self) -> list[dict[str, Any]]:
+        """Each agent acpls holds a process (or a failed start) for: name, state, sessions."""
+        out = []
+        for slot in self._slots.values():
+            if slot.spec is None:
+                continue
+            conn = slot.running
+            row: dict[str, Any] = {
+                "agent": slot.name,
+                "state": slot.state,
+                "default": slot.name == self.settings.agent.name,
+                "sessions": [s.id for s in self.registry.of_agent(slot.name)],
+            }
+            if conn is not None:
+                row["protocolVersion"] = conn.version
+                if conn.process.pid is not None:
+                    row["pid"] = conn.process.pid
+            out.append(row)
+        return out
 
     # -- sessions --------------------------------------------------------------------------------
     def workspace_root(self) -> str:
@@ -302,34 +385,55 @@ class Hub:
             raise CommandError(f"unknown session {session_id!r}")
         return session
 
-    def _register_session(self, session_id: str, cwd: str, response: dict[str, Any]) -> Session:
-        conn = self._conn
-        version = conn.version if conn else 1
-        session = Session(id=session_id, cwd=cwd, normalizer=SessionUpdateNormalizer(version))
+    def _register_session(
+        self, conn: AgentConnection, session_id: str, cwd: str, response: dict[str, Any]
+    ) -> Session:
+        agent = self.agent_name_of(conn)
+        held = self.sessions.get(session_id)
+        if held is not None and held.agent != agent:
+            raise CommandError(
+                f"the agent {agent} answered with session id {session_id!r}, which the agent"
+                f" {held.agent} already uses in acpls",
+                INTERNAL_ERROR,
+            )
+        session = Session(
+            id=session_id, cwd=cwd, normalizer=SessionUpdateNormalizer(conn.version), agent=agent
+        )
         self.registry.add(session)
         self.router.session_started(session, response)
         return session
 
     @property
     def connection(self) -> AgentConnection | None:
-        """The running agent, or None (never starts one)."""
-        conn = self._conn
-        return conn if conn is not None and conn.alive else None
+        """The default agent's running process, or None (never starts one)."""
+        return self.connection_of(None)
 
-    def adopt_session(self, session_id: str, cwd: str, response: dict[str, Any]) -> Session:
-        """A session the agent made itself (`session/fork`), now the current one."""
-        return self.sessions.get(session_id) or self._register_session(session_id, cwd, response)
+    def connection_of(self, agent: str | None) -> AgentConnection | None:
+        """The running process of `agent` (None: the default agent), or None; never starts one."""
+        slot = self._slots.get(agent or self.settings.agent.name)
+        return slot.running if slot is not None else None
 
-    async def new_session(self, cwd: str | None = None) -> Session:
+    def adopt_session(
+        self, session_id: str, cwd: str, response: dict[str, Any], conn: AgentConnection
+    ) -> Session:
+        """A session the agent `conn` made itself (`session/fork`), now the current one."""
+        held = self.sessions.get(session_id)
+        return held or self._register_session(conn, session_id, cwd, response)
+
+    async def new_session(self, cwd: str | None = None, agent: Any = None) -> Session:
+        """A new session of `agent` (default: the `agent` setting's), whose process is started
+        or reused."""
         cwd = cwd or self.workspace_root()
         if not os.path.isabs(cwd):
             raise CommandError(f"cwd must be an absolute path, got {cwd!r}")
-        conn = await self.agent()
+        conn = await self.agent(agent)
+        name = self.agent_name_of(conn)
         params = self.lifecycle_params(conn, cwd)
         result = await self.with_auth(conn, "session/new", params)
         if not isinstance(result, dict) or not isinstance(result.get("sessionId"), str):
             raise CommandError(f"the agent answered session/new with {result!r}", INTERNAL_ERROR)
-        return self._register_session(result["sessionId"], cwd, result)
+        conn = self.connection_of(name) or conn  # a sign-in may have restarted it
+        return self._register_session(conn, result["sessionId"], cwd, result)
 
     def lifecycle_params(self, conn: AgentConnection, cwd: str) -> dict[str, Any]:
         """`cwd`, `mcpServers` and, where the agent takes them, the editor's other workspace
@@ -342,17 +446,18 @@ class Hub:
         return params
 
     async def load_session(
-        self, session_id: str, cwd: str | None = None, *, replay: bool = True
+        self, session_id: str, cwd: str | None = None, *, replay: bool = True, agent: Any = None
     ) -> Session:
-        """`session/load` (v1) or `session/resume`; with `replay`, the agent's history reaches the
-        editor as updates (v1 load, v2 resume from the start), else only what comes next."""
+        """`session/load` (v1) or `session/resume` of a session `agent` (default: the `agent`
+        setting's) stored; with `replay`, the agent's history reaches the editor as updates (v1
+        load, v2 resume from the start), else only what comes next."""
         if not isinstance(session_id, str):
             raise CommandError("sessionId must be a string")
         cwd = cwd or self.workspace_root()
-        conn = await self.agent()
+        conn = await self.agent(agent)
         if session_id in self.sessions:
             return self.sessions[session_id]
-        session = self._register_session(session_id, cwd, {})
+        session = self._register_session(conn, session_id, cwd, {})
         self.router.replay(session, True)  # also keeps a v1 agent that replays on resume honest
         can_load = conn.session_capability("load") and conn.version == 1
         try:
@@ -383,7 +488,7 @@ class Hub:
 
     def session_summaries(self) -> dict[str, Any]:
         sessions = [
-            {"sessionId": s.id, "title": s.title, "active": s.turn is not None}
+            {"sessionId": s.id, "title": s.title, "active": s.turn is not None, "agent": s.agent}
             for s in self.sessions.values()
         ]
         out: dict[str, Any] = {
@@ -391,6 +496,8 @@ class Hub:
         }
         if self.current_session_id:
             out["current"] = self.current_session_id
+        out["agents"] = self.agents_running()
+        out["defaultAgent"] = self.settings.agent.name
         return out
 
     # -- authentication ----------------------------------------------------------------------------
@@ -404,17 +511,18 @@ class Hub:
             if not await self.authenticate(conn, None, reason=exc.message):
                 raise CommandError(self._auth_message(conn, exc.message), AUTH_REQUIRED) from exc
         # A sign-in may have restarted the agent (env_var and terminal methods).
-        return await (await self.agent()).request(method, params)
+        return await (await self.agent(self.agent_name_of(conn))).request(method, params)
 
-    def turn_failure(self, error: Mapping[str, Any]) -> CommandError:
+    def turn_failure(self, session: Session, error: Mapping[str, Any]) -> CommandError:
         """The editor's error for a v2 turn that ended `idle` with stopReason `error`, worded like
         the v1 error answer to session/prompt (an agent without an API key ends this way)."""
         code = error.get("code")
         code = code if isinstance(code, int) and not isinstance(code, bool) else INTERNAL_ERROR
         reason = error.get("message")
         reason = reason if isinstance(reason, str) and reason else "the agent's turn failed"
-        if code == AUTH_REQUIRED and self._conn is not None:
-            return CommandError(self._auth_message(self._conn, reason), code)
+        conn = self.connection_of(session.agent or None)
+        if code == AUTH_REQUIRED and conn is not None:
+            return CommandError(self._auth_message(conn, reason), code)
         return CommandError(reason, code)
 
     def _auth_message(self, conn: AgentConnection, reason: str) -> str:
@@ -426,12 +534,13 @@ class Hub:
         self, conn: AgentConnection | None, method_id: str | None, reason: str = ""
     ) -> bool:
         conn = conn or await self.agent()
+        agent = self.agent_name_of(conn)
         methods = [m for m in conn.auth_methods if _auth_id(m)]
         if method_id is None:
             if not methods:
                 return False
             names = [_auth_name(m) for m in methods]
-            text = f"The agent {self.settings.agent.name} needs you to sign in"
+            text = f"The agent {agent} needs you to sign in"
             text += f" ({reason})." if reason else "."
             try:
                 choice = await self.editor.show_message_request(ports.MESSAGE_WARNING, text, names)
@@ -443,7 +552,7 @@ class Hub:
             method_id = _auth_id(methods[names.index(choice)])
         assert method_id is not None
         chosen = next((m for m in methods if _auth_id(m) == method_id), {})
-        return await self.sign_in.run(conn, chosen, method_id)
+        return await self.sign_in.run(conn, agent, chosen, method_id)
 
     # -- the turn ------------------------------------------------------------------------------
     async def prompt(
@@ -455,7 +564,7 @@ class Hub:
     ) -> dict[str, Any]:
         session = self.session(session_id, create_ok=True) or await self.new_session()
         await self._wait_for_turn(session)
-        conn = await self.agent()
+        conn = await self.agent_of(session)
         blocks = self.router.prompt_blocks(conn, text, context)
         blocks += mention_blocks(self, conn, mentions or [])
         loop = asyncio.get_running_loop()
@@ -518,8 +627,8 @@ class Hub:
         assert session is not None
         self.agent_requests.cancel_permissions(session)
         self.questions.withdraw(session.id)
-        conn = self._conn
-        if conn is not None and conn.alive:
+        conn = self.connection_of(session.agent or None)
+        if conn is not None:
             conn.notify("session/cancel", {"sessionId": session.id})
         turn = session.turn
         if turn is None or turn.cancel_requested:
@@ -544,7 +653,7 @@ class Hub:
             raise CommandError("modeId must be a string")
         session = self.session(session_id)
         assert session is not None
-        conn = await self.agent()
+        conn = await self.agent_of(session)
         if conn.version == 1:
             await conn.request("session/set_mode", {"sessionId": session.id, "modeId": mode_id})
             self.router.mode_changed(session, mode_id)
@@ -560,7 +669,7 @@ class Hub:
             raise CommandError("configId must be a string")
         session = self.session(session_id)
         assert session is not None
-        conn = await self.agent()
+        conn = await self.agent_of(session)
         params: dict[str, Any] = {"sessionId": session.id, "configId": config_id, "value": value}
         if conn.version == 2 or isinstance(value, bool):
             params["type"] = "boolean" if isinstance(value, bool) else "id"
@@ -580,9 +689,10 @@ class Hub:
         self.pump.close()
         self.follow.close()
         self.registry.close_all("acpls is shutting down")
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            await conn.close()
+        conns = [slot.conn for slot in self._slots.values() if slot.conn is not None]
+        for slot in self._slots.values():
+            slot.conn = None
+        await asyncio.gather(*(conn.close() for conn in conns))
         await self.agent_requests.aclose()
         await self.review.aclose()
         await self.checkpoints.aclose()

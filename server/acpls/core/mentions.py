@@ -24,11 +24,12 @@ def mention_blocks(
     embedded = bool(conn.prompt_capability("embeddedContext"))
     image_ok = bool(conn.prompt_capability("image"))
     limit = hub.settings.context_max_embed_bytes
-    return [_block(hub, m, embedded, limit, image_ok) for m in mentions]
+    agent = hub.agent_name_of(conn)
+    return [_block(hub, m, embedded, limit, image_ok, agent) for m in mentions]
 
 
 def _block(
-    hub: Hub, mention: tm.Mention, embedded: bool, limit: int, image_ok: bool
+    hub: Hub, mention: tm.Mention, embedded: bool, limit: int, image_ok: bool, agent: str
 ) -> dict[str, Any]:
     if mention.kind == "diagnostics":
         names = {uri: _name(hub, uri) for uri, _ in mention.diagnostics}
@@ -38,7 +39,7 @@ def _block(
     if mention.kind == "session":
         return _session(hub, mention, embedded, limit)
     if mention.kind == "image":
-        return _image(hub, mention, image_ok)
+        return _image(hub, mention, image_ok, agent)
     assert mention.uri is not None
     text = document_text(hub, mention.uri)
     uri, name = mention.uri, _name(hub, mention.uri)
@@ -121,7 +122,7 @@ def _stored_session(hub: Hub, mention: tm.Mention, embedded: bool, limit: int) -
     return tm.session_block(path_to_uri(str(path)), title, text, embedded=embedded, max_bytes=limit)
 
 
-def _image(hub: Hub, mention: tm.Mention, image_ok: bool) -> dict[str, Any]:
+def _image(hub: Hub, mention: tm.Mention, image_ok: bool, agent: str) -> dict[str, Any]:
     """An image file or pasted image data, checked against what the agent takes and the size
     limit before anything is sent."""
     import base64
@@ -133,7 +134,7 @@ def _image(hub: Hub, mention: tm.Mention, image_ok: bool) -> dict[str, Any]:
 
     if not image_ok:
         raise CommandError(
-            f"{hub.settings.agent.name} does not accept images "
+            f"{agent} does not accept images "
             "(its promptCapabilities.image is off): send the prompt without the image"
         )
     limit = hub.settings.context_max_image_bytes

@@ -194,7 +194,7 @@ class UpdateRouter:
         stop = update.get("stopReason")
         error = update.get("error")
         if stop == "error" and isinstance(error, dict):
-            turn.done.set_exception(self.hub.turn_failure(error))
+            turn.done.set_exception(self.hub.turn_failure(session, error))
             return
         turn.done.set_result(stop if isinstance(stop, str) else "end_turn")
 
@@ -204,7 +204,7 @@ class UpdateRouter:
             self._to_editor(session, update)
         if session.id not in self._transcripts:
             self._transcripts[session.id] = Transcript.create(
-                self.hub.state_dir, session.id, self.hub.settings.agent.name
+                self.hub.state_dir, session.id, session.agent or self.hub.settings.agent.name
             )
         for update in self._early.pop(session.id, []):
             self.route(session, update)
@@ -248,7 +248,8 @@ class UpdateRouter:
             transcript.turn_ended(stop_reason, tokens)
         if not self.hub.editor.custom_mode:
             first_line = next((ln for ln in reply.splitlines() if ln.strip()), "")
-            summary = f"acpls: {self.hub.settings.agent.name} finished ({stop_reason})"
+            agent = session.agent or self.hub.settings.agent.name
+            summary = f"acpls: {agent} finished ({stop_reason})"
             self.hub.editor.show_message(
                 3, f"{summary}: {first_line[:200]}" if first_line else summary
             )
@@ -257,7 +258,7 @@ class UpdateRouter:
         transcript = self._transcripts.get(session.id)
         if transcript is None:
             transcript = Transcript.create(
-                self.hub.state_dir, session.id, self.hub.settings.agent.name
+                self.hub.state_dir, session.id, session.agent or self.hub.settings.agent.name
             )
             self._transcripts[session.id] = transcript
         transcript.flush()

@@ -35,6 +35,8 @@ class Session:
     id: str
     cwd: str
     normalizer: SessionUpdateNormalizer
+    # The name of the agent whose process holds the session (core/agent_slots.py).
+    agent: str = ""
     top_level: bool = True
     title: str | None = None
     queue: UpdateQueue = attrs.Factory(UpdateQueue)

@@ -55,10 +55,14 @@ class SessionAdmin:
     def __init__(self, hub: Hub) -> None:
         self.hub = hub
 
-    async def list(self, cwd: str | None, cursor: str | None, every_page: bool) -> dict[str, Any]:
-        """One page of `session/list`, or with `every_page` all of them (following nextCursor).
-        Sessions open in acpls carry their latest title (`session_info_update`) and `open`."""
-        conn = await self.hub.agent()
+    async def list(
+        self, cwd: str | None, cursor: str | None, every_page: bool, agent: Any = None
+    ) -> dict[str, Any]:
+        """One page of `session/list` of `agent` (default: the `agent` setting's), or with
+        `every_page` all of them (following nextCursor). Sessions open in acpls carry their
+        latest title (`session_info_update`) and `open`."""
+        conn = await self.hub.agent(agent)
+        name = self.hub.agent_name_of(conn)
         if not conn.session_capability("list"):
             raise CommandError("the agent does not list sessions")
         sessions: list[dict[str, Any]] = []
@@ -79,16 +83,17 @@ class SessionAdmin:
             if next_cursor is None:
                 break
             seen.add(next_cursor)
-        out: dict[str, Any] = {"sessions": [self._annotated(s) for s in sessions]}
+        out: dict[str, Any] = {"sessions": [self._annotated(s, name) for s in sessions]}
         if next_cursor is not None:
             out["nextCursor"] = next_cursor
         out["offers"] = offers(conn)
+        out["agent"] = name
         return out
 
-    async def pick(self, verb: str) -> str:
+    async def pick(self, verb: str, agent: Any = None) -> str:
         """Ask the user which stored session (for editors without a picker of their own:
         `window/showMessageRequest` with the titles, newest pages first as the agent lists them)."""
-        listed = (await self.list(self.hub.workspace_root(), None, True))["sessions"]
+        listed = (await self.list(self.hub.workspace_root(), None, True, agent))["sessions"]
         listed = [s for s in listed if isinstance(s.get("sessionId"), str)][:MAX_CHOICES]
         if not listed:
             raise CommandError("the agent has no stored session here")
@@ -103,21 +108,21 @@ class SessionAdmin:
             raise CommandError("no session was chosen")
         return listed[labels.index(choice)]["sessionId"]
 
-    def _annotated(self, listed: dict[str, Any]) -> dict[str, Any]:
+    def _annotated(self, listed: dict[str, Any], agent: str) -> dict[str, Any]:
         open_session = self.hub.sessions.get(listed.get("sessionId"))  # type: ignore[arg-type]
-        if open_session is None:
+        if open_session is None or open_session.agent != agent:
             return listed
         title = open_session.title or listed.get("title")
         return {**listed, **({"title": title} if title else {}), "open": True}
 
-    async def fork(self, session_id: Any) -> dict[str, Any]:
+    async def fork(self, session_id: Any, agent: Any = None) -> dict[str, Any]:
         """`session/fork`: a new session with the conversation so far, now the current one. A
         stored session the agent listed can be forked without opening it first."""
         stored = isinstance(session_id, str) and session_id not in self.hub.sessions
         session = None if stored else self.hub.session(session_id)
         origin = session.id if session is not None else str(session_id)
         cwd = session.cwd if session is not None else self.hub.workspace_root()
-        conn = await self.hub.agent()
+        conn = await (self.hub.agent_of(session) if session else self.hub.agent(agent))
         if not conn.session_capability("fork"):
             raise CommandError("the agent does not fork sessions")
         params = {"sessionId": origin, **self.hub.lifecycle_params(conn, cwd)}
@@ -125,7 +130,7 @@ class SessionAdmin:
         fork_id = result.get("sessionId") if isinstance(result, dict) else None
         if not isinstance(fork_id, str):
             raise CommandError(f"the agent answered session/fork with {result!r}", INTERNAL_ERROR)
-        forked = self.hub.adopt_session(fork_id, cwd, result)
+        forked = self.hub.adopt_session(fork_id, cwd, result, conn)
         if session is not None and session.title and forked.title is None:
             forked.title = session.title
         return {"sessionId": forked.id, "forkedFrom": origin}
@@ -133,7 +138,7 @@ class SessionAdmin:
     async def close(self, session_id: Any) -> dict[str, Any]:
         session = self.hub.session(session_id)
         assert session is not None
-        conn = await self.hub.agent()
+        conn = await self.hub.agent_of(session)
         closed_by_agent = can_close(conn)
         if closed_by_agent:
             await conn.request("session/close", {"sessionId": session.id})
@@ -144,18 +149,18 @@ class SessionAdmin:
         """The session is no longer acpls': the registry's one close (core/sessions.py)."""
         self.hub.registry.close(session, reason)
 
-    async def delete(self, session_id: str) -> dict[str, Any]:
-        conn = await self.hub.agent()
+    async def delete(self, session_id: str, agent: Any = None) -> dict[str, Any]:
+        session = self.hub.sessions.get(session_id)
+        conn = await (self.hub.agent_of(session) if session else self.hub.agent(agent))
         if not conn.session_capability("delete"):
             raise CommandError("the agent does not delete sessions")
-        session = self.hub.sessions.get(session_id)
         if session is not None:
             self.forget(session, "the session was deleted")
         await conn.request("session/delete", {"sessionId": session_id})
         return {"sessionId": session_id}
 
-    async def logout(self) -> None:
-        conn = await self.hub.agent()
+    async def logout(self, agent: Any = None) -> None:
+        conn = await self.hub.agent(agent)
         if not can_logout(conn):
             raise CommandError("the agent does not offer to sign out")
         await conn.request("logout" if conn.version == 1 else "auth/logout", {})

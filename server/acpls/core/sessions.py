@@ -60,6 +60,11 @@ class SessionRegistry:
             except Exception:
                 logger.exception("%s could not drop the state of session %s", owner, session.id)
 
-    def close_all(self, reason: str) -> None:
+    def close_all(self, reason: str, agent: str | None = None) -> None:
+        """Close every session, or with `agent` every session of that agent."""
         for session in list(self.by_id.values()):
-            self.close(session, reason)
+            if agent is None or session.agent == agent:
+                self.close(session, reason)
+
+    def of_agent(self, agent: str) -> list[Session]:
+        return [s for s in self.by_id.values() if s.agent == agent]

@@ -24,7 +24,7 @@ async def steer(
     as an ordinary prompt."""
     session = hub.session(session_id)
     assert session is not None
-    conn = await hub.agent()
+    conn = await hub.agent_of(session)
     if not conn.can_steer:
         raise CommandError("the agent does not take messages while it works: queue the prompt")
     blocks = hub.router.prompt_blocks(conn, text, context)

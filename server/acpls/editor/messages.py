@@ -105,6 +105,9 @@ class AgentStatusParams:
     # The running agent takes images in prompts (its promptCapabilities.image), so front ends
     # can refuse a pasted image at once instead of at send time.
     images: bool | None = None
+    # Whether this is the default agent (the `agent` setting's); several agents can run at once,
+    # each with its own status (editors/protocol.md section 13).
+    default: bool | None = None
 
 
 @attrs.define(kw_only=True)

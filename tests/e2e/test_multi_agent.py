@@ -1,0 +1,173 @@
+"""Several agents in one acpls (#15.3): sessions carry their agent, `acpls.newSession {"agent"}`
+starts or reuses that agent's process, each agent has its own lifecycle and restart, and nothing
+crosses from one agent's sessions to another's. Two scripted agents (one ACP v1, one v2) through
+the real acpls."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from pygls.exceptions import JsonRpcException
+
+from tests.e2e.conftest import agent_log, command, notifications, scripted, start
+
+
+def _reply(name: str, sid_prefix: str, protocol: int, crossed: str) -> dict[str, Any]:
+    """A turn that takes a while (so two agents' turns interleave) and ends with the agent's
+    name; on the way it tries to speak about the other agent's session `crossed`."""
+    chunk = {
+        "sessionUpdate": "agent_message_chunk",
+        "content": {"type": "text", "text": f"from {name}"},
+    }
+    if protocol == 2:
+        chunk = {
+            "sessionUpdate": "agent_message",
+            "messageId": f"{name}-m",
+            "content": [{"type": "text", "text": f"from {name}"}],
+        }
+    stray = {
+        "send": {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {"sessionId": crossed, "update": chunk},
+        }
+    }
+    read_other = {
+        "request": "fs/read_text_file",
+        "params": {"sessionId": crossed, "path": "$cwd/calc.py"},
+        "expect": {"error": {"code": -32602}},
+    }
+    return {
+        "protocol": protocol,
+        "on_initialize": {"agentInfo": {"name": name, "version": "1"}}
+        if protocol == 1
+        else {"info": {"name": name, "version": "1"}},
+        "on_new_session": {"sessionId": f"{sid_prefix}-1"},
+        "on_prompt": [stray, read_other, {"sleep": 0.3}, {"update": chunk}],
+    }
+
+
+def _agent(script: dict[str, Any], log: Path, name: str) -> dict[str, Any]:
+    return {**scripted(script, log), "name": name}
+
+
+def _texts(client: Any, session_id: str) -> list[str]:
+    out = []
+    for p in notifications(client, "acpls/sessionUpdate"):
+        update = p["update"]
+        if p["sessionId"] != session_id or update.get("role") != "agent":
+            continue
+        content = update.get("content")
+        blocks = content if isinstance(content, list) else [content]
+        out += [b.get("text", "") for b in blocks if isinstance(b, dict)]
+    return out
+
+
+async def test_two_agents_side_by_side(client, workspace: Path, tmp_path: Path) -> None:
+    alpha_log, beta_log = tmp_path / "alpha.jsonl", tmp_path / "beta.jsonl"
+    alpha = _agent(_reply("alpha", "a", 1, crossed="b-1"), alpha_log, "alpha")
+    beta = _agent(_reply("beta", "b", 2, crossed="a-1"), beta_log, "beta")
+    await start(client, workspace, alpha)
+
+    first = await command(client, "acpls.newSession", {})
+    assert first == {"sessionId": "a-1", "agent": "alpha"}
+    second = await command(client, "acpls.newSession", {"agent": beta})
+    assert second == {"sessionId": "b-1", "agent": "beta"}
+
+    # Both turns at once: each agent's reply lands in its own session, nothing crossed.
+    one, two = await asyncio.gather(
+        command(client, "acpls.prompt", {"sessionId": "a-1", "text": "hi alpha"}),
+        command(client, "acpls.prompt", {"sessionId": "b-1", "text": "hi beta"}),
+    )
+    assert one["stopReason"] == two["stopReason"] == "end_turn"
+    assert "".join(_texts(client, "a-1")) == "from alpha"
+    assert "".join(_texts(client, "b-1")) == "from beta"
+    # Each agent was refused the other's session (the scripted agent exits if not: `expect`).
+    for log in (alpha_log, beta_log):
+        answers = [m for m in agent_log(log) if "error" in m and "id" in m]
+        assert any("unknown sessionId" in m["error"]["message"] for m in answers), answers
+
+    # Named by name the second time: the same process, a second session of it.
+    again = await command(client, "acpls.newSession", {"agent": "beta"})
+    assert again["agent"] == "beta"
+    assert [m.get("method") for m in agent_log(beta_log)].count("initialize") == 1
+    assert [m.get("method") for m in agent_log(alpha_log)].count("initialize") == 1
+
+    listed = await command(client, "acpls.sessions", {})
+    agents_of = {s["sessionId"]: s["agent"] for s in listed["sessions"]}
+    assert agents_of == {"a-1": "alpha", "b-1": "beta"}  # the script answers b-1 again
+    assert listed["defaultAgent"] == "alpha"
+    running = {a["agent"]: a for a in listed["agents"]}
+    assert running["alpha"]["default"] is True and running["beta"]["default"] is False
+    assert running["alpha"]["state"] == running["beta"]["state"] == "running"
+    assert running["beta"]["sessions"] == ["b-1"] and running["alpha"]["sessions"] == ["a-1"]
+    states = {
+        (p["agent"], p["state"], p.get("default"))
+        for p in notifications(client, "acpls/agentStatus")
+    }
+    assert {("alpha", "running", True), ("beta", "running", False)} <= states
+
+    # Restarting one agent ends only its sessions; the other agent's session goes on.
+    await command(client, "acpls.restartAgent", {"agent": "beta"})
+    assert [m.get("method") for m in agent_log(beta_log)].count("initialize") == 2
+    known = {s["sessionId"] for s in (await command(client, "acpls.sessions", {}))["sessions"]}
+    assert known == {"a-1"}
+    more = await command(client, "acpls.prompt", {"sessionId": "a-1", "text": "still there?"})
+    assert more["stopReason"] == "end_turn"
+    assert [m.get("method") for m in agent_log(alpha_log)].count("initialize") == 1
+
+
+async def test_one_agent_exiting_leaves_the_other_running(
+    client, workspace: Path, tmp_path: Path
+) -> None:
+    alpha_log, beta_log = tmp_path / "alpha.jsonl", tmp_path / "beta.jsonl"
+    alpha = _agent(_reply("alpha", "a", 2, crossed="b-1"), alpha_log, "alpha")
+    crashing = {
+        "protocol": 1,
+        "on_new_session": {"sessionId": "b-1"},
+        "on_prompt": [{"stderr": "beta falls over"}, {"crash": 7}],
+    }
+    beta = _agent(crashing, beta_log, "beta")
+    await start(client, workspace, alpha)
+    await command(client, "acpls.newSession", {})
+    await command(client, "acpls.newSession", {"agent": beta})
+    try:
+        await command(client, "acpls.prompt", {"sessionId": "b-1", "text": "crash"})
+        raise AssertionError("the crashed agent's turn must fail")
+    except JsonRpcException as exc:
+        assert "beta" in str(exc) or "stopped" in str(exc)
+    failed = [p for p in notifications(client, "acpls/agentStatus") if p["state"] != "running"]
+    failed = [p for p in failed if p["state"] != "starting"]
+    assert [p["agent"] for p in failed] == ["beta"], failed
+    assert "beta falls over" in failed[0]["message"]
+    result = await command(client, "acpls.prompt", {"sessionId": "a-1", "text": "you?"})
+    assert result["stopReason"] == "end_turn"
+    assert "".join(_texts(client, "a-1")) == "from alpha"
+
+
+async def test_an_agent_reusing_another_agents_session_id_is_refused(
+    client, workspace: Path, tmp_path: Path
+) -> None:
+    same = {"protocol": 1, "on_new_session": {"sessionId": "s-1"}}
+    await start(client, workspace, _agent(same, tmp_path / "a.jsonl", "alpha"))
+    await command(client, "acpls.newSession", {})
+    try:
+        await command(
+            client, "acpls.newSession", {"agent": _agent(same, tmp_path / "b.jsonl", "beta")}
+        )
+        raise AssertionError("a second agent's session with the same id must be refused")
+    except JsonRpcException as exc:
+        assert "already uses" in str(exc)
+    listed = await command(client, "acpls.sessions", {})
+    assert [(s["sessionId"], s["agent"]) for s in listed["sessions"]] == [("s-1", "alpha")]
+
+
+async def test_an_unknown_agent_name_is_invalid_params(client, workspace: Path, tmp_path: Path):
+    await start(client, workspace, _agent({"protocol": 1}, tmp_path / "a.jsonl", "alpha"))
+    try:
+        await command(client, "acpls.newSession", {"agent": "no-such-agent-anywhere"})
+        raise AssertionError("an unknown agent must be refused")
+    except JsonRpcException as exc:
+        assert "no-such-agent-anywhere" in str(exc)
