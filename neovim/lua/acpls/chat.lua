@@ -361,7 +361,8 @@ function Chat:ensure_session(cb)
   end
   self.creating = true
   pending_new = pending_new + 1
-  client.exec(self.client_id, 'acpls.newSession', { cwd = self.root }, function(err, result)
+  local args = { cwd = self.root, agent = M.agent_arg(self.agent) }
+  client.exec(self.client_id, 'acpls.newSession', args, function(err, result)
     self.creating = false
     pending_new = pending_new - 1
     local cbs = self.on_session
@@ -373,6 +374,10 @@ function Chat:ensure_session(cb)
       self.queue = {}
       self.running = false
     else
+      if type(result.agent) == 'string' then
+        self.agent = result.agent
+        self:show_agent()
+      end
       self:bind(result.sessionId)
       for _, f in ipairs(cbs) do
         f()
@@ -470,7 +475,7 @@ function Chat:pick_queued()
       return
     end
     local actions = { 'Edit', 'Remove' }
-    local status = self.client_id and client.agent_status[self.client_id]
+    local status = client.status_of(self.client_id, self.agent)
     if status and status.canSteer then
       table.insert(actions, 1, 'Steer: give it to the agent now')
     end
@@ -784,25 +789,54 @@ end
 ---------------------------------------------------------------------------------------------------
 -- Module API
 
-local function new_chat(root, client_id)
+--- The chat header names its agent: the agent's own name when it runs, else the name acpls knows.
+function Chat:show_agent()
+  local status = client.status_of(self.client_id, self.agent)
+  if status then
+    self.view.session.agent = (type(status.agentInfo) == 'table' and status.agentInfo.name) or status.agent
+  elseif self.agent then
+    self.view.session.agent = self.agent
+  end
+  if valid(self.out_buf) then
+    vim.b[self.out_buf].acpls_agent = self.agent
+  end
+end
+
+function M.agent_arg(name)
+  return config.agent_arg(name)
+end
+
+--- A chat; `agent`: the name of its agent (nil: the default agent, learnt from newSession).
+local function new_chat(root, client_id, agent)
   counter = counter + 1
   local self = setmetatable({
     id = counter,
     root = root,
     client_id = client_id,
+    agent = agent,
     view = chatview.new(),
     queue = {},
     on_session = {},
     fresh = true,
   }, Chat)
   self:_make_buffers()
-  local status = client_id and client.agent_status[client_id]
-  if status then
-    self.view.session.agent = (status.agentInfo and status.agentInfo.name) or status.agent
-  end
+  self:show_agent()
   self:render({ self.view:header_edit() })
   table.insert(chats, self)
   return self
+end
+
+--- The chat used last among those of `agent`.
+local function last_of(agent)
+  if last and last.agent == agent then
+    return last
+  end
+  for i = #chats, 1, -1 do
+    if chats[i].agent == agent then
+      return chats[i]
+    end
+  end
+  return nil
 end
 
 --- Updates for sessions that no chat asked for (a code action's prompt, for example) get a chat of
@@ -829,19 +863,23 @@ function M.current()
   return nil
 end
 
---- `:Acpls chat [new]`: show the last chat (or a new one) and put the cursor in its prompt.
----@param opts {new: boolean?, enter: boolean?}?
+--- `:Acpls chat [new] [agent]`: show the last chat (of that agent: a chat per agent) or a new one,
+--- and put the cursor in its prompt.
+---@param opts {new: boolean?, enter: boolean?, agent: string?}?
 ---@return table? chat
 function M.open(opts)
   opts = opts or {}
-  local chat = not opts.new and M.current() or nil
+  local chat = nil
+  if not opts.new then
+    chat = opts.agent and last_of(opts.agent) or (not opts.agent and M.current()) or nil
+  end
   if not chat then
     local root = client.root_for()
     local id = client.ensure(root)
     if not id then
       return nil
     end
-    chat = new_chat(root, id)
+    chat = new_chat(root, id, opts.agent)
     chat:show(opts.enter ~= false)
     chat:ensure_session(function() end)
   else
@@ -1094,7 +1132,8 @@ function M.fork(session_id, root, id)
       vim.notify('acpls: cannot fork the session: ' .. why, vim.log.levels.ERROR)
       return
     end
-    local chat = new_chat(root, id)
+    -- The fork belongs to the agent of its origin.
+    local chat = new_chat(root, id, type(res.agent) == 'string' and res.agent or (from and from.agent))
     chat:bind(res.sessionId)
     chat.view.session.title = from and from.view.session.title or nil
     chat:render({ chat.view:header_edit() })
@@ -1320,7 +1359,8 @@ function M.pick_chat()
     prompt = 'Chat',
     format_item = function(c)
       local sid = c.session_id and (' [' .. c.session_id .. ']') or ''
-      return ('%d: %s%s'):format(c.id, c.view.session.title or 'chat', sid)
+      local agent = c.agent and (' (' .. c.agent .. ')') or ''
+      return ('%d: %s%s%s'):format(c.id, c.view.session.title or 'chat', agent, sid)
     end,
   }, function(c)
     if c then
@@ -1379,9 +1419,11 @@ function M.on_session_update(params, ctx)
   end
 end
 
+--- A chat shows the status of its own agent (several agents can run side by side).
 function M.on_agent_status(params, ctx)
   for _, chat in ipairs(chats) do
-    if chat.client_id == ctx.client_id then
+    local mine = chat.agent == params.agent or (chat.agent == nil and params.default ~= false)
+    if chat.client_id == ctx.client_id and mine then
       chat.view.session.agent = (type(params.agentInfo) == 'table' and params.agentInfo.name) or params.agent
       chat:render({ chat.view:header_edit() })
     end
@@ -1546,6 +1588,7 @@ function M.list()
       buf = c.out_buf,
       prompt_buf = c.in_buf,
       running = c.running or false,
+      agent = c.agent,
     })
   end
   return out

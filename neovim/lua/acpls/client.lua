@@ -27,6 +27,7 @@ M.handlers = {
 
 ---@type table<integer, table> agent status per client id
 M.agent_status = {}
+M.agent_statuses = {} ---@type table<integer, table<string, table>> client id -> agent -> status
 
 local waiting = {} ---@type table<integer, function[]> callbacks waiting for a client's initialize
 
@@ -237,6 +238,7 @@ function M.ensure(root, cb)
     on_exit = function(code, signal, client_id)
       vim.schedule(function()
         M.agent_status[client_id] = nil
+        M.agent_statuses[client_id] = nil
         waiting[client_id] = nil
         require('acpls.chat').on_client_exit(client_id, code, signal)
       end)
@@ -292,9 +294,33 @@ function M.push_settings()
   end
 end
 
+--- The last `acpls/agentStatus` of `agent` (nil: the default agent) in client `client_id`.
+---@return table?
+function M.status_of(client_id, agent)
+  if not client_id then
+    return nil
+  end
+  local by_agent = M.agent_statuses[client_id]
+  if agent ~= nil and by_agent and by_agent[agent] then
+    return by_agent[agent]
+  end
+  if agent == nil then
+    return M.agent_status[client_id]
+  end
+  return nil
+end
+
 --- `acpls/agentStatus`: remember it for the statusline and chat headers; say when the agent fails.
+--- Several agents can run in one server: each has its status (`agent`), the default one's is
+--- `agent_status[client_id]` (the statusline's).
 function M.on_agent_status(params, ctx)
-  M.agent_status[ctx.client_id] = params
+  M.agent_statuses[ctx.client_id] = M.agent_statuses[ctx.client_id] or {}
+  if type(params.agent) == 'string' then
+    M.agent_statuses[ctx.client_id][params.agent] = params
+  end
+  if params.default ~= false then
+    M.agent_status[ctx.client_id] = params
+  end
   if params.state == 'failed' or params.state == 'exited' then
     vim.notify(('acpls: agent %s %s%s'):format(
       tostring(params.agent or ''),

@@ -18,13 +18,22 @@ local function range_context(args)
   return item and { item } or nil
 end
 
----@type table<string, {run: fun(rest: string[], args: table), complete?: string[], desc: string}>
+---@type table<string, {run: fun(rest: string[], args: table), complete?: string[]|fun(): string[], desc: string}>
 M.subcommands = {
   chat = {
-    desc = 'open the chat (`new`: a new chat with its own session)',
-    complete = { 'new' },
+    desc = 'open the chat (`new`: a new chat with its own session; {agent}: the chat of that agent)',
+    complete = function()
+      local names = { 'new' }
+      for name in pairs(require('acpls.config').get().agents or {}) do
+        table.insert(names, name)
+      end
+      table.sort(names)
+      return names
+    end,
     run = function(rest)
-      chat().open({ new = rest[1] == 'new' })
+      local new = rest[1] == 'new'
+      local agent = new and rest[2] or (not new and rest[1]) or nil
+      chat().open({ new = new, agent = agent })
     end,
   },
   prompt = {

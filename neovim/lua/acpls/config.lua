@@ -28,6 +28,9 @@ local schema = {
   on_attach = 'function',
   extra_settings = 'table',
   agent = 'string|table',
+  -- More agents for `:Acpls chat {name}` (a chat per agent) and :checkhealth: name -> a preset
+  -- name, a registry id or {command, args?, env?}. Kept by the plugin, not sent as a setting.
+  agents = 'table',
   protocolVersion = { type = 'string|number', oneof = { 'auto', 1, 2 } },
   follow = { enabled = 'boolean', subagents = 'boolean' },
   mcpServers = 'table',
@@ -248,6 +251,26 @@ function M.server_settings(opts)
     end
   end
   return settings
+end
+
+--- What `acpls.newSession` gets as `agent` for the agent `name` (`:Acpls chat {name}`): the
+--- `agents` option's entry (a table gets the name), else the name itself (a preset or registry
+--- id); nil: the default agent.
+---@param name string?
+---@return string|table|nil
+function M.agent_arg(name)
+  if name == nil then
+    return nil
+  end
+  local agents = M.get().agents
+  local configured = type(agents) == 'table' and agents[name] or nil
+  if type(configured) == 'table' then
+    return vim.tbl_extend('keep', vim.deepcopy(configured), { name = name })
+  end
+  if type(configured) == 'string' then
+    return configured
+  end
+  return name
 end
 
 return M

@@ -45,9 +45,15 @@ function M.check()
       )
     end
   end
-  health.start('acpls: agent')
+  health.start('acpls: agents')
   if cmd then
     M.check_agent(cmd, opts.agent, opts)
+    -- Every agent of the `agents` option too (the chats of `:Acpls chat {name}`).
+    local names = vim.tbl_keys(type(opts.agents) == 'table' and opts.agents or {})
+    table.sort(names)
+    for _, name in ipairs(names) do
+      M.check_agent(cmd, config.agent_arg(name), opts)
+    end
   else
     health.warn('the agent cannot be checked without the acpls server')
   end
@@ -59,13 +65,21 @@ function M.check()
     health.info('not running (it starts with :Acpls chat or :Acpls prompt)')
   end
   for _, c in ipairs(clients) do
-    local status = client.agent_status[c.id]
-    local state = status and (tostring(status.agent) .. ' ' .. tostring(status.state))
-      or 'agent not started yet'
-    if status and status.state == 'failed' then
-      health.warn(('client %d in %s: %s: %s'):format(c.id, c.root_dir, state, tostring(status.message)))
-    else
-      health.ok(('client %d in %s: %s'):format(c.id, c.root_dir, state))
+    local statuses = vim.tbl_values(client.agent_statuses[c.id] or {})
+    table.sort(statuses, function(a, b)
+      return tostring(a.agent) < tostring(b.agent)
+    end)
+    if #statuses == 0 then
+      health.ok(('client %d in %s: agent not started yet'):format(c.id, c.root_dir))
+    end
+    -- Each agent the server runs, with its own state.
+    for _, status in ipairs(statuses) do
+      local state = tostring(status.agent) .. ' ' .. tostring(status.state)
+      if status.state == 'failed' then
+        health.warn(('client %d in %s: %s: %s'):format(c.id, c.root_dir, state, tostring(status.message)))
+      else
+        health.ok(('client %d in %s: %s'):format(c.id, c.root_dir, state))
+      end
     end
   end
 end
