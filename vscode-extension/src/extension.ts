@@ -45,7 +45,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Api> {
   const mentions = new MentionSource(client, terminals);
   context.subscriptions.push(mentions);
   const panel: AgentPanel = new AgentPanel(context, client, terminals, docs, permissions, questions, mentions);
-  status.onDidChangeAgent((agent) => panel.setAgent(agent));
+  status.onDidChangeAgent((params) => panel.agentStatusChanged(params));
   panel.onUsage((text) => status.setUsage(text));
   permissions.onDidChangePending((waiting) => status.setPendingPermissions(waiting.length));
   panel.onBusyChange((busy) => {

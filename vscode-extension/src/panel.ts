@@ -21,6 +21,8 @@ import { type SessionAction, sessionActions, sessionPick } from "./model/session
 import type { TerminalController } from "./terminals";
 import { restoreCheckpoint } from "./checkpoints";
 import { checkpointFor, userTurn } from "./model/checkpoints";
+import { agentInfo, newSessionPicks, statusFor } from "./model/multiAgent";
+import type { AgentStatusParams } from "./protocol";
 
 const HISTORY_KEY = "acpls.promptHistory";
 const BATCH_MS = 16;
@@ -31,8 +33,15 @@ const MAX_POST_UPDATES = 500;
 export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable {
   static readonly viewId = "acpls.agent";
   readonly store = new ConversationStore();
-  private readonly queue = new PromptQueue<Attachment>();
-  private holdQueue = false;
+  // Per session: sessions of different agents run their turns side by side, each with its queue.
+  private readonly queues = new Map<string, PromptQueue<Attachment>>();
+  private readonly held = new Set<string>();
+  private readonly running = new Set<string>();
+  private starting = false;
+  // The agent of each session (acpls.newSession's answer) and every agent's last status.
+  private readonly sessionAgents = new Map<string, string>();
+  private readonly statuses = new Map<string, AgentStatusParams>();
+  private defaultStatus: AgentStatusParams | undefined;
   private view: vscode.WebviewView | undefined;
   private ready = false;
   private outbox: { sessionId: string; updates: SessionUpdate[] } | undefined;
@@ -74,10 +83,28 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
     this.busyListeners.push(listener);
   }
 
-  private setBusy(busy: boolean): void {
+  /** The shown session's turn runs (or its session is being made). */
+  private busyHere(): boolean {
+    const current = this.store.current;
+    return current === undefined ? this.starting : this.running.has(current);
+  }
+
+  private syncBusy(): void {
+    const busy = this.busyHere();
+    if (busy === this.busy) return;
     this.busy = busy;
     this.post({ type: "busy", busy });
     for (const listener of this.busyListeners) listener(busy);
+  }
+
+  private queueOf(sessionId: string | undefined): PromptQueue<Attachment> {
+    const key = sessionId ?? "";
+    let queue = this.queues.get(key);
+    if (queue === undefined) {
+      queue = new PromptQueue<Attachment>();
+      this.queues.set(key, queue);
+    }
+    return queue;
   }
 
   get isBusy(): boolean {
@@ -133,7 +160,10 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
   }
 
   private sessionChoices(): SessionChoice[] {
-    return [...this.store.sessions.values()].map((s) => ({ sessionId: s.sessionId, title: s.title }));
+    return [...this.store.sessions.values()].map((s) => {
+      const agent = this.sessionAgents.get(s.sessionId);
+      return { sessionId: s.sessionId, title: s.title, ...(agent !== undefined ? { agent } : {}) };
+    });
   }
 
   private sendSnapshot(): void {
@@ -192,9 +222,24 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
     if (sessionId === this.store.current) for (const listener of this.usageListeners) listener(usageText(usage));
   }
 
-  setAgent(agent: AgentInfo): void {
-    this.agent = agent;
-    this.post({ type: "agent", agent });
+  /** An agent's status changed (acpls/agentStatus): the header shows the shown session's agent. */
+  agentStatusChanged(status: AgentStatusParams): void {
+    if (status.agent !== undefined) this.statuses.set(status.agent, status);
+    if (status.default !== false) this.defaultStatus = status;
+    this.refreshAgent(true);
+  }
+
+  private refreshAgent(post: boolean): void {
+    const current = this.store.current;
+    const status = statusFor(this.statuses, current === undefined ? undefined : this.sessionAgents.get(current), this.defaultStatus);
+    if (status === undefined) return;
+    this.agent = agentInfo(status);
+    if (post) this.post({ type: "agent", agent: this.agent });
+  }
+
+  /** The agent of a session, when acpls said (sessions of several agents side by side). */
+  agentOf(sessionId: string): string | undefined {
+    return this.sessionAgents.get(sessionId);
   }
 
   /** Shows the panel and puts the caret in the prompt box. */
@@ -251,23 +296,39 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
   /** Sends a prompt in the shown session (creating one when there is none). */
   /** Sends a prompt; while a turn runs it is queued instead (shown in the panel, editable,
    * removable, or steered into the running turn where the agent allows) and sent when it ends. */
-  async prompt(text: string, queued?: Attachment[]): Promise<void> {
+  async prompt(text: string, queued?: Attachment[], target?: string): Promise<void> {
     if (text.trim() === "") return;
     const attached = queued ?? this.takeChips();
-    if (this.busy) {
-      this.queue.add(text, attached);
+    let sessionId = target ?? this.store.current;
+    if (sessionId === undefined ? this.starting : this.running.has(sessionId)) {
+      this.queueOf(sessionId).add(text, attached);
       this.postQueue();
       return;
     }
     this.remember(text);
-    this.holdQueue = false;
-    this.setBusy(true);
-    let sessionId = this.store.current;
+    if (sessionId !== undefined) this.held.delete(sessionId);
     try {
       if (sessionId === undefined) {
-        sessionId = (await this.client.command("acpls.newSession", {})).sessionId;
+        this.starting = true;
+        this.syncBusy();
+        try {
+          const made = await this.client.command("acpls.newSession", {});
+          sessionId = made.sessionId;
+          if (made.agent !== undefined) this.sessionAgents.set(sessionId, made.agent);
+          // Prompts queued while the session was being made are this session's.
+          const early = this.queues.get("");
+          if (early !== undefined) {
+            this.queues.delete("");
+            this.queues.set(sessionId, early);
+          }
+        } finally {
+          this.starting = false;
+        }
+        this.running.add(sessionId);
         this.switchTo(sessionId);
       }
+      this.running.add(sessionId);
+      this.syncBusy();
       addLocalPrompt(this.store.session(sessionId), text);
       this.post({ type: "localPrompt", sessionId, text });
       const { context, mentions } = promptAttachments(text, attached);
@@ -291,12 +352,13 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
         this.post({ type: "error", message });
       }
     } finally {
-      this.setBusy(false);
+      if (sessionId !== undefined) this.running.delete(sessionId);
+      this.syncBusy();
     }
-    const next = this.holdQueue ? undefined : this.queue.next();
-    if (next !== undefined) {
+    const next = sessionId === undefined || this.held.has(sessionId) ? undefined : this.queueOf(sessionId).next();
+    if (next !== undefined && sessionId !== undefined) {
       this.postQueue();
-      await this.prompt(next.text, next.context);
+      await this.prompt(next.text, next.context, sessionId);
     }
   }
 
@@ -310,13 +372,14 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
   }
 
   private postQueue(): void {
-    this.post({ type: "queue", items: this.queue.list.map((q) => ({ id: q.id, text: q.text })) });
+    this.post({ type: "queue", items: this.queueOf(this.store.current).list.map((q) => ({ id: q.id, text: q.text })) });
   }
 
   /** What the user did with a queued prompt: edit (back into the input), remove, or steer (given
    * to the agent now, in the running turn: acpls.steer). */
   async queued(id: number, action: "edit" | "remove" | "steer"): Promise<void> {
-    const item = this.queue.take(id);
+    const queue = this.queueOf(this.store.current);
+    const item = queue.take(id);
     if (item === undefined) return;
     this.postQueue();
     if (action === "edit") this.post({ type: "focusPrompt", text: item.text });
@@ -326,7 +389,7 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
     if (action !== "steer") return;
     const { context, mentions } = promptAttachments(item.text, item.context);
     if (mentions.length > 0) {
-      this.queue.add(item.text, item.context);
+      queue.add(item.text, item.context);
       this.postQueue();
       this.post({ type: "error", message: "A prompt with mentions or images cannot steer the running turn: it is sent when the turn ends." });
       return;
@@ -345,7 +408,7 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
       addLocalPrompt(this.store.session(steered.sessionId), item.text);
       this.post({ type: "localPrompt", sessionId: steered.sessionId, text: item.text });
     } catch (error) {
-      this.queue.add(item.text, item.context);
+      queue.add(item.text, item.context);
       this.postQueue();
       this.post({ type: "error", message: `Could not steer: ${String(error)}` });
     }
@@ -353,7 +416,7 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
 
   async cancel(): Promise<void> {
     // Queued prompts stay (shown, editable) but wait for the user's next prompt.
-    this.holdQueue = true;
+    if (this.store.current !== undefined) this.held.add(this.store.current);
     try {
       await this.client.command("acpls.cancel", this.store.current === undefined ? {} : { sessionId: this.store.current });
     } catch (error) {
@@ -361,20 +424,42 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
     }
   }
 
-  async newSession(): Promise<void> {
+  /** A new session: of the default agent, of `agent`, or (`pickAgent`) of the agent the user
+   * picks (the default, one already running, or any preset or registry agent). */
+  async newSession(options: { agent?: string; pickAgent?: boolean } = {}): Promise<string | undefined> {
     try {
-      const { sessionId } = await this.client.command("acpls.newSession", {});
-      this.switchTo(sessionId);
+      let agent = options.agent;
+      if (options.pickAgent === true) {
+        const picked = await this.pickAgent();
+        if (picked === null) return undefined;
+        agent = picked;
+      }
+      const made = await this.client.command("acpls.newSession", agent === undefined ? {} : { agent });
+      if (made.agent !== undefined) this.sessionAgents.set(made.sessionId, made.agent);
+      this.switchTo(made.sessionId);
+      return made.sessionId;
     } catch (error) {
       this.post({ type: "error", message: `Could not start a session: ${String(error)}` });
+      return undefined;
     }
+  }
+
+  /** The agent for a new session: undefined for the default, null when the user cancelled. */
+  private async pickAgent(): Promise<string | undefined | null> {
+    const [listing, known] = await Promise.all([this.client.command("acpls.agents", {}), this.client.command("acpls.sessions", {})]);
+    const picks = newSessionPicks(listing.agents, known.agents ?? [], known.defaultAgent ?? listing.default);
+    const chosen = await vscode.window.showQuickPick(picks, { title: "acpls: new session with which agent?", matchOnDescription: true });
+    return chosen === undefined ? null : chosen.agent;
   }
 
   private switchTo(sessionId: string): void {
     this.flush();
     this.store.session(sessionId);
     this.store.current = sessionId;
+    this.refreshAgent(false);
     this.sendSnapshot();
+    this.postQueue();
+    this.syncBusy();
   }
 
   async switchSession(sessionId: string): Promise<void> {
@@ -493,7 +578,7 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
         await this.cancel();
         break;
       case "newSession":
-        await this.newSession();
+        await this.newSession({ pickAgent: message.pickAgent === true });
         break;
       case "switchSession":
         await this.switchSession(message.sessionId);

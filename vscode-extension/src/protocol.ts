@@ -273,6 +273,7 @@ export const checkAgentStatusParams = object({
   message: optional(str),
   canSteer: optional(bool),
   images: optional(bool),
+  default: optional(bool),
 });
 export type AgentStatusParams = ReturnType<typeof checkAgentStatusParams>;
 export const AgentStatusNotification = new NotificationType<AgentStatusParams>("acpls/agentStatus");
@@ -476,7 +477,7 @@ export type InstallResult = { agent: string; command: string[]; kind: string; in
 
 /** Argument and result of each command, as section 3 lists them. */
 export interface CommandSignatures {
-  "acpls.newSession": [{ cwd?: string }, { sessionId: string }];
+  "acpls.newSession": [{ cwd?: string; agent?: string | JsonObject }, { sessionId: string; agent?: string }];
   "acpls.prompt": [
     { sessionId?: string; text: string; context?: PromptContext[]; mentions?: Mention[] },
     { sessionId: string; stopReason: string; usage?: JsonObject },
@@ -486,17 +487,17 @@ export interface CommandSignatures {
   "acpls.setMode": [{ sessionId?: string; modeId: string }, null];
   "acpls.setConfigOption": [{ sessionId?: string; configId: string; value: unknown }, { configOptions: ConfigOption[] }];
   "acpls.listSessions": [{ cwd?: string; cursor?: string; all?: boolean }, { sessions: ListedSession[]; nextCursor?: string; offers?: SessionOffers }];
-  "acpls.loadSession": [{ sessionId: string }, { sessionId: string }];
-  "acpls.resumeSession": [{ sessionId: string }, { sessionId: string }];
-  "acpls.forkSession": [{ sessionId?: string }, { sessionId: string; forkedFrom: string }];
+  "acpls.loadSession": [{ sessionId: string; agent?: string }, { sessionId: string; agent?: string }];
+  "acpls.resumeSession": [{ sessionId: string; agent?: string }, { sessionId: string; agent?: string }];
+  "acpls.forkSession": [{ sessionId?: string }, { sessionId: string; forkedFrom: string; agent?: string }];
   "acpls.steer": [{ sessionId?: string; text: string; context?: PromptContext[] }, { sessionId: string; outcome: string }];
   "acpls.closeSession": [{ sessionId?: string }, { sessionId: string; closedByAgent: boolean }];
   "acpls.deleteSession": [{ sessionId: string }, { sessionId: string }];
   "acpls.logout": [Record<string, never>, null];
   "acpls.authenticate": [{ methodId?: string }, null];
-  "acpls.sessions": [Record<string, never>, { sessions: KnownSession[]; current?: string }];
+  "acpls.sessions": [Record<string, never>, { sessions: KnownSession[]; current?: string; agents?: RunningAgent[]; defaultAgent?: string }];
   "acpls.openTranscript": [{ sessionId?: string }, { uri: string }];
-  "acpls.restartAgent": [Record<string, never>, null];
+  "acpls.restartAgent": [{ agent?: string }, null];
   "acpls.review": [{ sessionId?: string }, { files: ChangedFile[] }];
   "acpls.keepHunk": [{ hunkId: string }, { files: ChangedFile[] }];
   "acpls.rejectHunk": [{ hunkId: string }, { files: ChangedFile[] }];
@@ -520,26 +521,29 @@ export type CommandResult<C extends CommandId> = CommandSignatures[C][1];
 export type ListedSession = { sessionId: string; cwd?: string; title?: string; updatedAt?: string; open?: boolean };
 /** What the agent lets the user do with its sessions (acpls.listSessions' `offers`). */
 export type SessionOffers = { load: boolean; resume: boolean; fork: boolean; close: boolean; delete: boolean; logout: boolean };
-export type KnownSession = { sessionId: string; title?: string; active: boolean };
+export type KnownSession = { sessionId: string; title?: string; active: boolean; agent?: string };
+/** An agent acpls runs (section 13): several can run at once, one process each. */
+export type RunningAgent = { agent: string; state: string; default: boolean; sessions: string[]; protocolVersion?: number; pid?: number };
 
 export const checkListedSession = object({ sessionId: str, cwd: optional(str), title: optional(str), updatedAt: optional(str), open: optional(bool) });
 export const checkSessionOffers = object({ load: bool, resume: bool, fork: bool, close: bool, delete: bool, logout: bool });
-export const checkKnownSession = object({ sessionId: str, title: optional(str), active: bool });
+export const checkKnownSession = object({ sessionId: str, title: optional(str), active: bool, agent: optional(str) });
+export const checkRunningAgent = object({ agent: str, state: str, default: bool, sessions: arrayOf(str), protocolVersion: optional(int), pid: optional(int) });
 
 /** Result checks for the commands whose results the UI reads. */
 export const COMMAND_RESULTS = {
-  "acpls.newSession": object({ sessionId: str }),
+  "acpls.newSession": object({ sessionId: str, agent: optional(str) }),
   "acpls.prompt": object({ sessionId: str, stopReason: str, usage: optional(anyObject) }),
   "acpls.setFollow": object({ enabled: bool }),
   "acpls.setConfigOption": object({ configOptions: arrayOf(checkConfigOption) }),
   "acpls.listSessions": object({ sessions: arrayOf(checkListedSession), nextCursor: optional(str), offers: optional(checkSessionOffers) }),
-  "acpls.loadSession": object({ sessionId: str }),
-  "acpls.resumeSession": object({ sessionId: str }),
-  "acpls.forkSession": object({ sessionId: str, forkedFrom: str }),
+  "acpls.loadSession": object({ sessionId: str, agent: optional(str) }),
+  "acpls.resumeSession": object({ sessionId: str, agent: optional(str) }),
+  "acpls.forkSession": object({ sessionId: str, forkedFrom: str, agent: optional(str) }),
   "acpls.steer": object({ sessionId: str, outcome: str }),
   "acpls.closeSession": object({ sessionId: str, closedByAgent: bool }),
   "acpls.deleteSession": object({ sessionId: str }),
-  "acpls.sessions": object({ sessions: arrayOf(checkKnownSession), current: optional(str) }),
+  "acpls.sessions": object({ sessions: arrayOf(checkKnownSession), current: optional(str), agents: optional(arrayOf(checkRunningAgent)), defaultAgent: optional(str) }),
   "acpls.openTranscript": object({ uri: str }),
   "acpls.review": object({ files: arrayOf(checkChangedFile) }),
   "acpls.keepHunk": object({ files: arrayOf(checkChangedFile) }),

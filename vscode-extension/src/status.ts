@@ -5,18 +5,9 @@ import * as vscode from "vscode";
 import type { AcplsClient, ClientState } from "./client";
 import { agentLabel } from "./model/settings";
 import type { AgentStatusParams } from "./protocol";
-import type { AgentInfo } from "./model/panelMessages";
+import { agentInfo } from "./model/multiAgent";
 
-export function agentInfo(status: AgentStatusParams): AgentInfo {
-  const name = status.agentInfo?.title ?? status.agentInfo?.name ?? status.agent ?? "agent";
-  return {
-    state: status.state,
-    label: name,
-    message: status.message,
-    ...(status.canSteer === true ? { canSteer: true } : {}),
-    ...(status.images !== undefined ? { images: status.images } : {}),
-  };
-}
+export { agentInfo };
 
 export class StatusController implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
@@ -24,7 +15,9 @@ export class StatusController implements vscode.Disposable {
   private busy = false;
   private pendingPermissions = 0;
   private usage: string | undefined;
-  private readonly changed = new vscode.EventEmitter<AgentInfo>();
+  // Every agent's last status (several agents run side by side); the item shows the default's.
+  readonly statuses = new Map<string, AgentStatusParams>();
+  private readonly changed = new vscode.EventEmitter<AgentStatusParams>();
   readonly onDidChangeAgent = this.changed.event;
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -34,8 +27,9 @@ export class StatusController implements vscode.Disposable {
     this.item.command = "acpls.ui.statusMenu";
     this.disposables.push(this.item, this.changed, client.onDidChangeState(() => this.render()));
     client.onNotification("acpls/agentStatus", (params) => {
-      this.agent = params;
-      this.changed.fire(agentInfo(params));
+      if (params.agent !== undefined) this.statuses.set(params.agent, params);
+      if (params.default !== false) this.agent = params;
+      this.changed.fire(params);
       this.render();
     });
     this.render();

@@ -7,7 +7,7 @@ import type { SessionView } from "./conversation";
 import type { MentionItem } from "./mentions";
 import type { FieldValues, FormField } from "./question";
 
-export type SessionChoice = { sessionId: string; title?: string; active?: boolean };
+export type SessionChoice = { sessionId: string; title?: string; active?: boolean; agent?: string };
 
 export type AgentInfo = { state: string; label: string; message?: string; canSteer?: boolean; images?: boolean };
 /** A prompt waiting for the running turn to end. */
@@ -52,7 +52,7 @@ export type PanelToHost =
   | { type: "ready" }
   | { type: "prompt"; text: string }
   | { type: "cancel" }
-  | { type: "newSession" }
+  | { type: "newSession"; pickAgent?: boolean }
   | { type: "switchSession"; sessionId: string }
   | { type: "browseSessions" }
   | { type: "setMode"; modeId: string }
@@ -79,9 +79,10 @@ export function isPanelMessage(value: unknown): value is PanelToHost {
   switch (m.type) {
     case "ready":
     case "cancel":
-    case "newSession":
     case "browseSessions":
       return true;
+    case "newSession":
+      return m.pickAgent === undefined || typeof m.pickAgent === "boolean";
     case "prompt":
       return typeof m.text === "string";
     case "switchSession":

@@ -25,6 +25,7 @@ import {
 import { ChatWindow } from "../model/chatWindow";
 import { PromptHistory } from "../model/history";
 import { renderInline, renderMarkdown } from "../model/markdown";
+import { sessionChoiceLabel } from "../model/multiAgent";
 import type { AgentInfo, ContextChip, HostToPanel, PanelPrompt, PanelQuestion, PanelQueued, PanelToHost, SessionChoice } from "../model/panelMessages";
 import type { FieldValues, FormField } from "../model/question";
 import { usageFraction, usageText, WARN_AT } from "../model/usage";
@@ -79,6 +80,7 @@ const stateBadge = el("span", "state");
 toolbar.append(
   sessionSelect,
   button("add", "New session", () => send({ type: "newSession" })),
+  button("hubot", "New session with another agent…", () => send({ type: "newSession", pickAgent: true })),
   button("history", "Load a stored session…", () => send({ type: "browseSessions" })),
   stateBadge,
 );
@@ -500,7 +502,7 @@ function renderHeader(): void {
   if (choices.length === 0) sessionSelect.append(new Option("No session yet", ""));
   for (const choice of choices) {
     const title = choice.sessionId === session?.sessionId ? (session.title ?? choice.title) : choice.title;
-    sessionSelect.append(new Option(title ?? `Session ${choice.sessionId.slice(0, 8)}`, choice.sessionId, false, choice.sessionId === session?.sessionId));
+    sessionSelect.append(new Option(sessionChoiceLabel(choice, choices, title), choice.sessionId, false, choice.sessionId === session?.sessionId));
   }
   pickers.replaceChildren();
   if (session?.modes !== undefined && session.modes.availableModes.length > 0) {
