@@ -130,13 +130,16 @@ test-ts: lint-ts
 	cd $(VSX_DIR) && npm test -s
 
 # End to end: code-server on 127.0.0.1 with the .vsix installed, driven by playwright-core in
-# chromium, with the demo agent. Screenshots of each step land in test-artifacts/vscode/. The server
-# runs on Debian's python3 (not the venv), so it can only import what the .vsix bundles.
-test-vscode: $(VSIX) $(CODE_SERVER_STAMP) $(VSX_APT_STAMP) $(STAMP)
+# chromium, with the demo agent, scripted agents, and the real Claude Code (realClaude.test.ts: its
+# pinned adapter is installed first, `agent-claude` of tests/real_agents/agents.mk, a no-op once
+# installed; the scripted model server runs on the venv's Python, TEST_PYTHON). Screenshots of each
+# step land in test-artifacts/vscode/. The server runs on Debian's python3 (not the venv), so it
+# can only import what the .vsix bundles.
+test-vscode: $(VSIX) $(CODE_SERVER_STAMP) $(VSX_APT_STAMP) $(STAMP) agent-claude
 	@rm -rf $(VSX_ARTIFACTS) && mkdir -p $(VSX_ARTIFACTS)
 	cd $(VSX_DIR) && node esbuild.mjs --e2e
 	CODE_SERVER="$(abspath $(CODE_SERVER))" VSIX="$(abspath $(VSIX))" ACPLS_PYTHON="$(VSX_E2E_PYTHON)" \
-	  UV_ARCHIVE_PYTHON="$(abspath $(PY))" \
+	  UV_ARCHIVE_PYTHON="$(abspath $(PY))" TEST_PYTHON="$(abspath $(PY))" \
 	  ARTIFACTS="$(abspath $(VSX_ARTIFACTS))" REPO_ROOT="$(CURDIR)" \
 	  node --test --test-reporter=spec --test-timeout=240000 $(VSX_DIR)/out/test/e2e/
 

@@ -73,9 +73,10 @@ export class VsCode {
 
   constructor(readonly env: Env) {}
 
-  /** Copies the demo agent's sample project as the workspace and writes VS Code's settings. */
-  prepare(settings: Record<string, unknown>): void {
-    cpSync(join(this.env.repoRoot, "server", "acpls", "demo", "workspace"), this.workspace, { recursive: true });
+  /** Copies the demo agent's sample project as the workspace (unless `demoWorkspace` is false: the
+   * test made its own) and writes VS Code's settings. */
+  prepare(settings: Record<string, unknown>, demoWorkspace = true): void {
+    if (demoWorkspace) cpSync(join(this.env.repoRoot, "server", "acpls", "demo", "workspace"), this.workspace, { recursive: true });
     const user = join(this.root, "user", "User");
     mkdirSync(user, { recursive: true });
     mkdirSync(join(this.root, "home"), { recursive: true });
