@@ -27,7 +27,28 @@ for _, u in ipairs(updates) do
     cv.apply_edits(lines, view:apply(u))
   end
 end
-return {lines = lines, expected = view:render_all(), count = view:line_count()}
+-- Fold levels, as the whole-table rebuild used to compute them from the ranges, and as the view
+-- answers them per row (chat.foldexpr).
+local levels = {}
+local ranges = view:thought_ranges()
+vim.list_extend(ranges, view:subagent_ranges())
+for _, r in ipairs(ranges) do
+  levels[r[1]] = '>1'
+  for l = r[1] + 1, r[2] do levels[l] = '1' end
+end
+local folds, expected_folds = {}, {}
+for row = 0, #lines - 1 do
+  folds[row + 1] = view:fold_level(row)
+  expected_folds[row + 1] = levels[row] or '0'
+end
+-- Every block's first row, from the kept starts and summed afresh.
+local starts_ok, row = true, 0
+for _, b in ipairs(view.blocks) do
+  if view:row_of(b) ~= row then starts_ok = false end
+  row = row + b.nlines
+end
+return {lines = lines, expected = view:render_all(), count = view:line_count(),
+        folds = folds, expected_folds = expected_folds, starts_ok = starts_ok}
 """
 
 texts = st.text(alphabet="ab é\n", max_size=8)
@@ -124,3 +145,5 @@ def test_incremental_edits_equal_a_full_render(plain_nvim, seq):
     result = plain_nvim.exec_lua(CHECK, seq)
     assert result["lines"] == result["expected"]
     assert result["count"] == len(result["lines"])
+    assert result["folds"] == result["expected_folds"]
+    assert result["starts_ok"] is True

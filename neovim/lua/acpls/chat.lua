@@ -1475,27 +1475,15 @@ end
 ---------------------------------------------------------------------------------------------------
 -- Folding and completion
 
---- foldexpr of the transcript window: thoughts are folded.
+--- foldexpr of the transcript window: thoughts and sub-agent calls are folded. Asked per line
+--- (Neovim asks again only for the lines a change touched); the view answers with a binary search
+--- over its blocks, so a long chat costs no more per change than a short one.
 function M.foldexpr(lnum)
   local chat = by_buf[vim.api.nvim_get_current_buf()]
   if not chat then
     return '0'
   end
-  local tick = vim.b.changedtick
-  if chat.fold_tick ~= tick then
-    chat.fold_tick = tick
-    local levels = {}
-    local ranges = chat.view:thought_ranges()
-    vim.list_extend(ranges, chat.view:subagent_ranges())
-    for _, r in ipairs(ranges) do
-      levels[r[1] + 1] = '>1'
-      for l = r[1] + 2, r[2] + 1 do
-        levels[l] = '1'
-      end
-    end
-    chat.fold_levels = levels
-  end
-  return chat.fold_levels[lnum] or '0'
+  return chat.view:fold_level(lnum - 1)
 end
 
 local function slash_items(chat, base)

@@ -3,7 +3,9 @@
 -- Pure: no buffer or window access. `View:apply(update)` returns line edits (replace rows
 -- [first, last) with `lines`) that the chat module applies to its buffer, so a streamed chunk costs
 -- one small edit instead of a redraw of the whole chat. The view is a list of blocks; each block knows
--- how many lines it has, so a block's position is the sum of the blocks before it.
+-- how many lines it has, so a block's position is the sum of the blocks before it. Those sums are
+-- kept (`block.start`, valid for the first `valid_upto` blocks) and the total too, so an edit near
+-- the end (almost all of them: streamed text, new blocks) costs O(1) however long the chat is.
 local M = {}
 
 local View = {}
@@ -88,6 +90,8 @@ function M.new()
       followPaused = false,
     },
     last_role = nil, ---@type string? role of the most recent item block (for headings)
+    total = 0, -- lines of all blocks
+    valid_upto = 0, -- blocks[1..valid_upto].start are right
   }, View)
   self:_add({ key = 'header', kind = 'header', nlines = 0 })
   self:_add({ key = 'plan', kind = 'plan', nlines = 0, entries = {} })
@@ -95,21 +99,94 @@ function M.new()
 end
 
 function View:_add(block)
+  local n = #self.blocks
   table.insert(self.blocks, block)
-  block.index = #self.blocks
+  block.index = n + 1
+  block.nlines = block.nlines or 0
+  if self.valid_upto == n then
+    block.start = self.total
+    self.valid_upto = n + 1
+  end
+  self.total = self.total + block.nlines
   if block.key then
     self.by_key[block.key] = block
   end
   return block
 end
 
+-- A block's line count changed: the blocks after it start elsewhere now.
+function View:_set_nlines(block, n)
+  local delta = n - block.nlines
+  if delta ~= 0 then
+    block.nlines = n
+    self.total = self.total + delta
+    if block.index < self.valid_upto then
+      self.valid_upto = block.index
+    end
+  end
+end
+
 --- Row where `block` starts.
 function View:row_of(block)
-  local row = 0
-  for i = 1, block.index - 1 do
-    row = row + self.blocks[i].nlines
+  local blocks = self.blocks
+  if block.index > self.valid_upto then
+    local i = self.valid_upto
+    if i == 0 then
+      blocks[1].start = 0
+      i = 1
+    end
+    for j = i + 1, block.index do
+      local prev = blocks[j - 1]
+      blocks[j].start = prev.start + prev.nlines
+    end
+    self.valid_upto = block.index
   end
-  return row
+  return block.start
+end
+
+--- The block at 0-based `row` (any kind) and its first row, by binary search; nil past the end.
+function View:any_block_at(row)
+  local blocks = self.blocks
+  if row < 0 or row >= self.total or #blocks == 0 then
+    return nil
+  end
+  self:row_of(blocks[#blocks])
+  local lo, hi = 1, #blocks
+  while lo < hi do
+    local mid = math.floor((lo + hi + 1) / 2)
+    if blocks[mid].start <= row then
+      lo = mid
+    else
+      hi = mid - 1
+    end
+  end
+  -- Blocks of no lines share their start with the next one: take the one that has the row.
+  while lo < #blocks and blocks[lo].nlines == 0 do
+    lo = lo + 1
+  end
+  return blocks[lo], blocks[lo].start
+end
+
+--- The fold level of 0-based `row` (chat.foldexpr): thoughts and sub-agent calls are folds.
+function View:fold_level(row)
+  local b, start = self:any_block_at(row)
+  if not b then
+    return '0'
+  end
+  local first, last
+  if b.kind == 'message' and b.role == 'thought' and b.nlines > 1 then
+    first, last = start + 1, start + b.nlines - 1
+  elseif b.kind == 'tool' and b.children_row then
+    first, last = start + b.children_row, start + b.nlines - 1
+  else
+    return '0'
+  end
+  if row == first then
+    return '>1'
+  elseif row > first and row <= last then
+    return '1'
+  end
+  return '0'
 end
 
 --- The user message at or above 0-based `row`: its ordinal among the user messages (the turn it
@@ -149,11 +226,7 @@ function View:block_at(row)
 end
 
 function View:line_count()
-  local n = 0
-  for _, b in ipairs(self.blocks) do
-    n = n + b.nlines
-  end
-  return n
+  return self.total
 end
 
 -- Blocks whose lines come from their state; the others keep the lines they were given.
@@ -166,7 +239,7 @@ function View:_replace(block, lines, hls)
   end
   local first = self:row_of(block)
   local edit = { first = first, last = first + block.nlines, lines = lines, hls = hls or {} }
-  block.nlines = #lines
+  self:_set_nlines(block, #lines)
   return edit
 end
 
@@ -176,8 +249,8 @@ function View:_append(block, lines, hls)
     block.static = lines
   end
   local first = self:line_count()
-  self:_add(block)
   block.nlines = #lines
+  self:_add(block)
   return { first = first, last = first, lines = lines, hls = hls or {} }
 end
 
@@ -441,7 +514,7 @@ function View:_message_chunk(u, edits)
     end
   end
   block.rendered_last = lines[#lines]
-  block.nlines = block.nlines + #lines - 1
+  self:_set_nlines(block, block.nlines + #lines - 1)
   table.insert(edits, { first = first, last = first + 1, lines = lines, hls = hls })
 end
 
