@@ -1,8 +1,9 @@
 """Baseline (a): the practical limit of a plain-Python relay.
 
 It speaks just enough LSP for the benchmark (initialize, `acpls.newSession`, `acpls.prompt`,
-shutdown) and just enough ACP v2 to relay terminal output: it reads the agent's ndjson with the
-standard `json` module, base64- and UTF-8-decodes each `terminal_output_chunk`, and writes
+shutdown) and just enough ACP to relay terminal output, v2 or v1 (the agent's `--protocol`): it
+reads the agent's ndjson with the standard `json` module, base64- and UTF-8-decodes each v2
+`terminal_output_chunk` (v1: takes the text of the `_meta.terminal_output` extension), and writes
 `acpls/terminalOutput` LSP frames coalesced per terminal, at most one batch every 16 ms. No
 validation, no sanitising, no state: what a hand-written relay with nothing else to do costs.
 """
@@ -44,6 +45,7 @@ class BareRelay:
         self.decoders: dict[tuple[str, str], Any] = {}
         self.last_flush = 0.0
         self.lock = threading.Lock()
+        self.protocol = 2
 
     # -- editor side -------------------------------------------------------------------------
     def serve(self) -> None:
@@ -53,6 +55,8 @@ class BareRelay:
             if method == "initialize":
                 agent = params["initializationOptions"]["agent"]
                 self.argv = [agent["command"], *agent.get("args", [])]
+                if "--protocol" in self.argv:
+                    self.protocol = int(self.argv[self.argv.index("--protocol") + 1])
                 self.out.respond(msg_id, initialize_result("bare-relay"))
             elif method == "shutdown":
                 self.out.respond(msg_id, None)
@@ -75,7 +79,12 @@ class BareRelay:
             with self.lock:
                 self.turns[session_id] = msg_id
             prompt = [{"type": "text", "text": arg["text"]}]
-            self.request("session/prompt", {"sessionId": session_id, "prompt": prompt})
+            result = self.request("session/prompt", {"sessionId": session_id, "prompt": prompt})
+            if self.protocol == 1:  # v1: the prompt's answer ends the turn (output flushed first)
+                with self.lock:
+                    self.turns.pop(session_id, None)
+                stop = result.get("stopReason", "end_turn")
+                self.out.respond(msg_id, {"sessionId": session_id, "stopReason": stop})
 
     # -- agent side --------------------------------------------------------------------------
     def start_agent(self) -> None:
@@ -83,7 +92,11 @@ class BareRelay:
             self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=1 << 20
         )
         threading.Thread(target=self.relay, daemon=True).start()
-        self.request("initialize", {"protocolVersion": 2, "info": {"name": "bare", "version": "1"}})
+        info = {"name": "bare", "version": "1"}
+        if self.protocol == 1:
+            self.request("initialize", {"protocolVersion": 1, "clientInfo": info})
+        else:
+            self.request("initialize", {"protocolVersion": 2, "info": info})
 
     def request(self, method: str, params: Any) -> Any:
         assert self.agent is not None and self.agent.stdin is not None
@@ -104,6 +117,7 @@ class BareRelay:
             if message.get("method") == "session/update":
                 self.update(message["params"])
             elif "id" in message and "method" not in message:
+                self.flush(time.monotonic())  # what came before an answer goes out before it
                 future = self.pending.pop(message["id"], None)
                 if future is not None:
                     future.set_result(message.get("result"))
@@ -122,6 +136,11 @@ class BareRelay:
                 decoder = self.decoders[key] = codecs.getincrementaldecoder("utf-8")("replace")
                 self.output[key] = []
             self.output[key].append(decoder.decode(base64.b64decode(update["data"])))
+        elif kind == "tool_call_update" and "_meta" in update:
+            output = update["_meta"].get("terminal_output")
+            if output is not None:
+                key = (params["sessionId"], output["terminal_id"])
+                self.output.setdefault(key, []).append(output["data"])
         elif kind == "state_update" and update.get("state") == "idle":
             self.flush(time.monotonic())
             with self.lock:

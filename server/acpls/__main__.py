@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import logging
 import os
@@ -46,11 +45,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     # pygls logs every message body at INFO: far too much, and on the hot path.
     logging.getLogger("pygls").setLevel(logging.WARNING)
+    from acpls import speedups
     from acpls.server import create_server, serve_stdio
 
+    logging.getLogger("acpls").info("%s", speedups.describe())
     server = create_server()
     try:
-        code = asyncio.run(serve_stdio(server))
+        code = speedups.run(serve_stdio(server))
     except KeyboardInterrupt:
         code = 130
     except SystemExit as exc:  # pygls' `exit` handler may exit from inside the loop

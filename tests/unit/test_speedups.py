@@ -1,0 +1,54 @@
+"""The fast paths (acpls/speedups.py) decode exactly as the standard library, and turn off."""
+
+from __future__ import annotations
+
+import binascii
+import os
+import subprocess
+import sys
+
+import pytest
+
+from acpls import speedups
+
+VALID = ["", "aGk=", "aGVsbG8gd29ybGQ=", "AAEC/w==", "+/+/"]
+INVALID = ["aGk", "a!Gk=", "aGk=\n", "aGk= ", "====", "aGk=aGk="]
+
+
+@pytest.mark.parametrize("text", VALID)
+def test_the_chosen_decoder_matches_the_stdlib(text: str) -> None:
+    assert speedups.b64decode(text) == binascii.a2b_base64(text, strict_mode=True)
+
+
+@pytest.mark.parametrize("text", INVALID)
+def test_the_chosen_decoder_refuses_what_the_stdlib_refuses(text: str) -> None:
+    with pytest.raises(binascii.Error):
+        binascii.a2b_base64(text, strict_mode=True)
+    with pytest.raises(binascii.Error):
+        speedups.b64decode(text)
+
+
+def _describe(env_value: str | None) -> str:
+    env = {k: v for k, v in os.environ.items() if k != "ACPLS_SPEEDUPS"}
+    if env_value is not None:
+        env["ACPLS_SPEEDUPS"] = env_value
+    code = "from acpls import speedups; print(speedups.describe())"
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def test_speedups_are_used_where_installed_and_turn_off() -> None:
+    """This environment installs both (pyproject.toml): on by default, off with
+    ACPLS_SPEEDUPS=0, one at a time by name."""
+    assert _describe(None) == "base64: pybase64, event loop: uvloop"
+    assert _describe("0") == "base64: binascii, event loop: asyncio"
+    assert _describe("base64") == "base64: pybase64, event loop: asyncio"
+    assert _describe("loop") == "base64: binascii, event loop: uvloop"
+
+
+def test_the_stdlib_loop_runs_a_coroutine() -> None:
+    async def answer() -> int:
+        return 42
+
+    assert speedups.run(answer()) == 42
