@@ -7,7 +7,7 @@ import * as vscode from "vscode";
 import type { CancellationToken } from "vscode-languageclient/node";
 import type { AcplsClient } from "./client";
 import { conflictAnswer, conflictDiff, conflictItems } from "./model/conflict";
-import type { VirtualDocuments } from "./permissions";
+import type { VirtualDocuments } from "./virtualDocuments";
 import type { ResolveConflictParams, ResolveConflictResult } from "./protocol";
 
 const MAX_ASKS = 5;

@@ -12,7 +12,8 @@ import { type Attachment, base64Size, iconOf, imageProblem, promptAttachments, s
 import type { MentionSource } from "./mentions";
 import { optionLabel, permissionMessage, previewFiles, toolCallDiffs } from "./model/permission";
 import { safeHref } from "./model/markdown";
-import { type PermissionController, type VirtualDocuments, type WaitingPrompt, showProposedDiffs } from "./permissions";
+import { type PermissionController, type WaitingPrompt, showProposedDiffs } from "./permissions";
+import type { VirtualDocuments } from "./virtualDocuments";
 import type { QuestionController, WaitingQuestion } from "./questions";
 import { tokensText, UsageWarnings, usageText } from "./model/usage";
 import { PromptQueue } from "./model/queue";

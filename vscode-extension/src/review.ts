@@ -7,7 +7,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import type { AcplsClient } from "./client";
 import { baselineText, fileDescription, hunkLabel, hunkPreview, indexByUri, totals } from "./model/changes";
-import type { VirtualDocuments } from "./permissions";
+import type { VirtualDocuments } from "./virtualDocuments";
 import type { ChangedFile, Hunk } from "./protocol";
 
 type Node = { kind: "file"; file: ChangedFile } | { kind: "hunk"; file: ChangedFile; hunk: Hunk };
