@@ -1,0 +1,122 @@
+// Several agents side by side in a real VS Code (code-server, the built .vsix; protocol.md section
+// 13): the default agent is a scripted agent ("alpha") whose turn runs until it is cancelled; while it
+// runs, "New session with another agent…" in the panel picks the demo preset, whose turn runs and
+// ends beside it; the session list names each session's agent; back in alpha's session its turn
+// still runs and is cancelled there. Screenshots go to test-artifacts/vscode/multi-agent/.
+
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import type { FrameLocator } from "playwright-core";
+import { readEnv, VsCode } from "./harness";
+
+const env = readEnv();
+const vscode = new VsCode({ ...env, artifacts: join(env.artifacts, "multi-agent") });
+const agentLog = join(vscode.root, "alpha.jsonl");
+let panel: FrameLocator;
+
+const script = {
+  protocol: 1,
+  on_initialize: { agentInfo: { name: "alpha-agent", version: "1" } },
+  on_new_session: { sessionId: "alpha-1" },
+  // Alpha answers, then works until the user cancels: its turn is running for as long as the test needs.
+  on_prompt: [{ update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "from alpha" } } }, { wait_cancel: true }],
+};
+
+const settings: Record<string, unknown> = {
+  "acpls.agent": {
+    name: "alpha",
+    command: "python3",
+    args: [join(env.repoRoot, "tests", "agents", "scripted_agent.py"), "--script-json", JSON.stringify(script), "--log", agentLog],
+    env: { PYTHONPATH: join(env.repoRoot, "server") },
+  },
+  "acpls.python": env.python,
+  "workbench.startupEditor": "none",
+  "workbench.tips.enabled": false,
+  "security.workspace.trust.enabled": false,
+  "telemetry.telemetryLevel": "off",
+  "extensions.autoCheckUpdates": false,
+  "extensions.autoUpdate": false,
+  "update.mode": "none",
+  "chat.commandCenter.enabled": false,
+  "workbench.secondarySideBar.defaultVisibility": "hidden",
+};
+
+function sent(method: string): Record<string, unknown>[] {
+  if (!existsSync(agentLog)) return [];
+  return readFileSync(agentLog, "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((m) => m.method === method)
+    .map((m) => m.params as Record<string, unknown>);
+}
+
+async function until(what: string, ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if (ok()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe("several agents side by side in VS Code", { timeout: 240_000 }, () => {
+  before(async () => {
+    vscode.prepare(settings);
+    const installed = await vscode.installExtension();
+    assert.match(installed, /acpls/, installed);
+    await vscode.start({ ACPLS_DEMO_SPEED: "0.2" });
+  });
+
+  after(async () => {
+    if (process.exitCode !== undefined && process.exitCode !== 0) console.log(vscode.output.slice(-4000));
+    await vscode.stop();
+  });
+
+  test("a second agent's session runs its turn while the first agent's runs", async () => {
+    const page = vscode.page;
+    await page.locator(".statusbar-item", { hasText: "Follow" }).first().waitFor({ timeout: 60_000 });
+    await vscode.command("acpls: Open the agent panel");
+    panel = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+    const prompt = panel.locator("textarea.prompt");
+    await prompt.waitFor({ timeout: 60_000 });
+    await prompt.click();
+    await prompt.fill("hello alpha");
+    await prompt.press("Enter");
+    await panel.locator(".message.agent", { hasText: "from alpha" }).waitFor({ timeout: 60_000 });
+    await until("alpha's turn at the agent", () => sent("session/prompt").length === 1);
+    assert.equal(await panel.locator("button.cancel").isVisible(), true, "alpha's turn runs");
+
+    // A new session with another agent: the demo preset, picked in the panel.
+    await panel.locator('button[title="New session with another agent…"]').click();
+    const picker = page.locator(".quick-input-widget", { hasText: "new session with which agent" });
+    await picker.waitFor({ timeout: 30_000 });
+    await picker.locator(".quick-input-list .monaco-list-row", { hasText: "alpha" }).first().waitFor({ timeout: 10_000 });
+    await vscode.screenshot("agent-picker");
+    await picker.locator("input").fill("demo");
+    await picker.locator(".quick-input-list .monaco-list-row", { hasText: "demo" }).first().click();
+    await panel.locator(".empty").waitFor({ timeout: 60_000 });
+    // The demo's own turn, beside alpha's: it runs and ends while alpha's still runs.
+    await prompt.fill("/test");
+    await prompt.press("Enter");
+    await panel.locator(".message.agent", { hasText: "checks" }).first().waitFor({ timeout: 90_000 });
+    await panel.locator(".turn-end").first().waitFor({ timeout: 90_000 });
+    await panel.locator(".state", { hasText: "acpls demo" }).waitFor({ timeout: 10_000 });
+    const labels = await panel.locator("select.session-select option").allTextContents();
+    assert.ok(labels.some((l) => l.endsWith("· alpha")) && labels.some((l) => l.endsWith("· demo")), JSON.stringify(labels));
+    assert.equal(sent("session/prompt").length, 1, "the demo's prompt did not go to alpha");
+    await vscode.screenshot("demo-turn-beside-alpha");
+
+    // Back in alpha's session: its turn still runs; cancelled there, it ends.
+    const alphaLabel = labels.find((l) => l.endsWith("· alpha"));
+    assert.ok(alphaLabel !== undefined);
+    await panel.locator("select.session-select").selectOption({ label: alphaLabel });
+    await panel.locator(".message.agent", { hasText: "from alpha" }).waitFor({ timeout: 20_000 });
+    await panel.locator(".state", { hasText: "alpha-agent" }).waitFor({ timeout: 10_000 });
+    await panel.locator("button.cancel").click();
+    await panel.locator(".turn-end", { hasText: "cancelled" }).waitFor({ timeout: 30_000 });
+    await until("alpha got the cancel", () => sent("session/cancel").length === 1);
+    await vscode.screenshot("alpha-cancelled");
+  });
+});
