@@ -152,6 +152,9 @@ class AcpProtocol(JsonRPCProtocol):
         # requests to us by *their* ids, and both sides count from 1, so one dict would let an
         # agent's request id overwrite the future of ours (and its answer hit the wrong one).
         self._outgoing: dict[Any, Future[Any]] = {}
+        # Methods acpls does not know that the agent used: logged the first time only (Qwen Code
+        # sends its own request and notification with every turn and mode change).
+        self._unknown_logged: set[str] = set()
 
     # -- writing -------------------------------------------------------------------------------
     def attach_writer(self, write: Callable[[bytes], None]) -> None:
@@ -273,8 +276,10 @@ class AcpProtocol(JsonRPCProtocol):
             return
         handler = self.notification_handlers.get(method_name)
         if handler is None:
-            if not method_name.startswith("_"):
-                logger.warning("ignoring notification for unknown method %r", method_name)
+            if not method_name.startswith("_") and self._first_unknown(method_name):
+                logger.warning(
+                    "ignoring notifications for unknown method %r (logged once)", method_name
+                )
             return
         try:
             handler(params)
@@ -335,6 +340,9 @@ class AcpProtocol(JsonRPCProtocol):
                 else:
                     self._handle_notification(method, params)
                 return
+            if method not in self.handlers:
+                self._method_not_found(msg_id, method)
+                return
             self._handle_request(msg_id, method, params)  # type: ignore[arg-type]
             return
         if not has_id:
@@ -350,6 +358,22 @@ class AcpProtocol(JsonRPCProtocol):
             self._handle_response(msg_id, message["result"])
         else:
             self._reject(message, "a response needs result or error")
+
+    def _first_unknown(self, method: str) -> bool:
+        if method in self._unknown_logged:
+            return False
+        self._unknown_logged.add(method)
+        return True
+
+    def _method_not_found(self, msg_id: Any, method: str) -> None:
+        """A request acpls has no handler for: -32601, logged the first time only (pygls would
+        log a warning for every one)."""
+        if self._first_unknown(method):
+            logger.warning(
+                "answering requests for unknown method %r with -32601 (logged once)", method
+            )
+        error = AcpErrorObject(METHOD_NOT_FOUND, f"Method not found: {method}")
+        self._send_data(AcpErrorResponse(id=msg_id, error=error))
 
     def _reject(self, message: Any, why: str) -> None:
         logger.error("agent sent an invalid message (%s): %.200r", why, message)
