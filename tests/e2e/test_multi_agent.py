@@ -6,6 +6,7 @@ the real acpls."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -171,3 +172,57 @@ async def test_an_unknown_agent_name_is_invalid_params(client, workspace: Path, 
         raise AssertionError("an unknown agent must be refused")
     except JsonRpcException as exc:
         assert "no-such-agent-anywhere" in str(exc)
+
+
+async def test_a_second_agents_sign_in_is_its_own(client, workspace: Path, tmp_path: Path) -> None:
+    """The second agent asks for a sign-in (env_var): the editor is asked for it naming that agent,
+    that agent alone is restarted with the value and signed in, and the session is its; the
+    default agent neither restarts nor ever sees the value."""
+    alpha_log, beta_log = tmp_path / "alpha.jsonl", tmp_path / "beta.jsonl"
+    alpha_env, beta_env = tmp_path / "alpha-env.json", tmp_path / "beta-env.json"
+    asked: list[Any] = []
+
+    @client.feature("acpls/authEnv")
+    def auth_env(params: Any) -> Any:
+        asked.append(params)
+        return {"values": {"BETA_API_KEY": "sk-beta"}}
+
+    def pick(params: Any) -> Any:
+        return next(a for a in params.actions or [] if a.title == "Beta key")
+
+    client.answer_message_request = pick
+    alpha_script = {"protocol": 1, "on_new_session": {"sessionId": "a-1"}}
+    beta_script = {
+        "protocol": 1,
+        "on_initialize": {
+            "authMethods": [
+                {
+                    "id": "beta-key",
+                    "name": "Beta key",
+                    "type": "env_var",
+                    "vars": [{"name": "BETA_API_KEY"}],
+                }
+            ]
+        },
+        "on_new_session": {"sessionId": "b-1"},
+        "signed_in_when": {"env": "BETA_API_KEY"},
+    }
+    alpha = {**scripted(alpha_script, alpha_log, env_dump=alpha_env), "name": "alpha"}
+    beta = {**scripted(beta_script, beta_log, env_dump=beta_env), "name": "beta"}
+    await start(client, workspace, alpha)
+    assert (await command(client, "acpls.newSession", {}))["agent"] == "alpha"
+    made = await command(client, "acpls.newSession", {"agent": beta})
+    assert made == {"sessionId": "b-1", "agent": "beta"}
+    assert [p["agent"] for p in asked] == ["beta"]
+    logins = [m["params"] for m in agent_log(beta_log) if m.get("method") == "authenticate"]
+    assert logins == [{"methodId": "beta-key"}]
+    assert [m.get("method") for m in agent_log(beta_log)].count("initialize") == 2
+    assert [m.get("method") for m in agent_log(alpha_log)].count("initialize") == 1
+    assert json.loads(beta_env.read_text())["BETA_API_KEY"] == "sk-beta"
+    assert "BETA_API_KEY" not in json.loads(alpha_env.read_text())
+    # The first agent's session is still there, on its first process.
+    listed = await command(client, "acpls.sessions", {})
+    assert {s["sessionId"]: s["agent"] for s in listed["sessions"]} == {
+        "a-1": "alpha",
+        "b-1": "beta",
+    }

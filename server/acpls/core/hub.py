@@ -502,7 +502,9 @@ class Hub:
 
     # -- authentication ----------------------------------------------------------------------------
     async def with_auth(self, conn: AgentConnection, method: str, params: Any) -> Any:
-        """Send a request; on "authentication required", ask the user to sign in and retry once."""
+        """Send a request; on "authentication required", ask the user to sign in and retry once
+        (with the same agent's process, which a sign-in may have restarted)."""
+        name = self.agent_name_of(conn)
         try:
             return await conn.request(method, params)
         except AcpError as exc:
@@ -511,7 +513,7 @@ class Hub:
             if not await self.authenticate(conn, None, reason=exc.message):
                 raise CommandError(self._auth_message(conn, exc.message), AUTH_REQUIRED) from exc
         # A sign-in may have restarted the agent (env_var and terminal methods).
-        return await (await self.agent(self.agent_name_of(conn))).request(method, params)
+        return await (await self.agent(name)).request(method, params)
 
     def turn_failure(self, session: Session, error: Mapping[str, Any]) -> CommandError:
         """The editor's error for a v2 turn that ended `idle` with stopReason `error`, worded like
