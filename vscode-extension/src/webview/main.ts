@@ -92,7 +92,7 @@ log.setAttribute("aria-live", "polite");
 /** First child of the log: what is above the first shown item, and the way to it. */
 const earlierNote = el("div", "earlier");
 const earlierText = el("span", "earlier-text");
-const earlierButton = button("fold-up", "Show earlier items", () => showEarlier(), "Show earlier");
+const earlierButton = button("fold-up", "Show earlier items", () => showEarlierHere(), "Show earlier");
 earlierNote.append(earlierText, earlierButton);
 earlierNote.hidden = true;
 const emptyHint = el(
@@ -166,11 +166,13 @@ function atBottom(): boolean {
 
 /** Set when the user sends a prompt: the next redraw scrolls to the end whatever the position. */
 let scrollToEnd = false;
+/** The log follows its end (set by each redraw that scrolled there, cleared by scrolling away). */
+let following = true;
 
 function renderPending(): void {
   frame = undefined;
   const began = performance.now();
-  const stick = atBottom() || scrollToEnd;
+  const stick = following || atBottom() || scrollToEnd;
   scrollToEnd = false;
   const items = session?.items ?? [];
   const trimmed = session?.trimmed ?? 0;
@@ -202,7 +204,10 @@ function renderPending(): void {
   pending.plan = false;
   renderNote();
   emptyHint.hidden = items.length > 0;
-  if (stick) log.scrollTop = log.scrollHeight;
+  if (stick) {
+    log.scrollTop = log.scrollHeight;
+    following = true;
+  }
   if (pending.items.length > 0) frame ??= requestAnimationFrame(renderPending);
 }
 
@@ -228,6 +233,8 @@ function renderAll(): void {
   chatWindow.reset(items.length);
   lastTrimmed = session?.trimmed ?? 0;
   scrollToEnd = true;
+  following = true;
+  userScroll = false;
   schedule({ items: items.slice(chatWindow.start).map((i) => i.id), removed: [], header: true, plan: true });
 }
 
@@ -251,10 +258,38 @@ function showEarlier(): void {
   log.scrollTop = top + (log.scrollHeight - before);
 }
 
+/** The button: the page comes in and the view moves up to where it joins what was shown, so the
+ * next redraw does not take it out again as the end is followed. */
+function showEarlierHere(): void {
+  const joint = earlierNote.nextElementSibling;
+  showEarlier();
+  if (joint instanceof HTMLElement) {
+    following = false;
+    userScroll = true;
+    log.scrollTop = Math.max(0, joint.offsetTop - log.offsetTop - log.clientHeight / 2);
+  }
+}
+
+/** Set by the user's own scrolling (wheel, touch, the scrollbar, keys); only that stops following:
+ * a redraw's own scroll, items leaving the top, or off-screen items getting their real height
+ * (content-visibility) also fire scroll events, and must not stop it mid-load. */
+let userScroll = false;
+for (const type of ["wheel", "touchstart", "pointerdown"]) log.addEventListener(type, () => (userScroll = true), { passive: true });
+log.addEventListener("keydown", (event) => {
+  if (["PageUp", "PageDown", "ArrowUp", "ArrowDown", "Home", "End", " "].includes(event.key)) userScroll = true;
+});
+
 let paging: number | undefined;
 log.addEventListener("scroll", () => {
-  // Scrolled to the top of what is shown: the page before it comes in.
-  if (log.scrollTop < 64 && chatWindow.start > 0 && paging === undefined) {
+  // Following the end until the user scrolls away from it; back at the end, following again.
+  if (atBottom()) {
+    following = true;
+    userScroll = false;
+  } else if (userScroll) {
+    following = false;
+  }
+  // Scrolled up to the top of what is shown: the page before it comes in.
+  if (!following && log.scrollTop < 64 && chatWindow.start > 0 && paging === undefined) {
     paging = requestAnimationFrame(() => {
       paging = undefined;
       showEarlier();

@@ -98,10 +98,9 @@ describe("long outputs and long chats in VS Code", { timeout: 480_000 }, () => {
     assert.ok(after < before, `the note counts down (${before} → ${after})`);
     assert.equal((await panel.locator(".log > .item").count()) - shown, before - after, "the page brought in is the count the note lost");
     await vscode.screenshot("speed-chat-earlier");
-    // Scrolling to the top brings in the page before it.
-    await panel.locator(".log").evaluate((log) => {
-      log.scrollTop = 0;
-    });
+    // Scrolling up to the top (the mouse wheel) brings in the page before it.
+    await panel.locator(".log").hover();
+    await page.mouse.wheel(0, -1_000_000);
     await panel.locator(".log > .item").nth(shown + before - after).waitFor({ timeout: 10_000 });
     assert.ok((await above()) < after, "scrolling up pages in older items");
     const first = await panel.locator(".log > .item").first().getAttribute("data-id");
