@@ -104,6 +104,18 @@ def test_a_chat_per_agent_side_by_side(editor_factory, tmp_path: Path) -> None:
         " local out = {} for name, st in pairs(s) do out[name] = st.state end return out"
     )
     assert statuses == {"alpha": "running", "beta": "running"}
+
+    # `:Acpls restart beta` restarts beta alone; alpha's chat keeps its session and process.
+    ed.nvim.command("Acpls restart beta")
+    ed.wait(
+        "return select(2, ...) == #vim.tbl_filter(function(l) return l:find('\"initialize\"', 1, true) end,"
+        " vim.fn.readfile(...))",
+        str(beta_log),
+        2,
+        what="beta started again",
+    )
+    inits = [m.get("method") for m in read_log(alpha_log)].count("initialize")
+    assert inits == 1
     assert ed.errors() == []
 
 

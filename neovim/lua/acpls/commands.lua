@@ -261,10 +261,12 @@ M.subcommands = {
     end,
   },
   restart = {
-    desc = 'restart the agent',
-    run = function()
+    desc = 'restart the agent ({agent}: that agent; only its chats lose their session)',
+    run = function(rest)
+      local agent = rest[1]
+      local args = agent and { agent = require('acpls.config').agent_arg(agent) } or {}
       for _, c in ipairs(client().clients()) do
-        client().exec(c.id, 'acpls.restartAgent', {})
+        client().exec(c.id, 'acpls.restartAgent', args)
       end
     end,
   },
