@@ -387,3 +387,30 @@ def test_a_hunk_changed_behind_acpls_back_is_found_by_its_place() -> None:
     assert conflict.original == AGENT.replace("b = 20\n", "b = 2\n")
     assert review.conflict(P, 5, 5) is not None  # the inserted line
     assert review.conflict("/ws/other.py", 0, 1) is None
+
+
+# Found by tests/unit/test_review_stateful.py: the user typed next to the agent's change, the
+# agent wrote again, and the user's line counted as the agent's (reject_all removed it unasked).
+
+
+def test_user_line_in_an_agent_hunk_stays_the_users_after_the_agent_writes_again() -> None:
+    review = ReviewStore()
+    review.baseline(P, "b1\nb2\n")
+    review.changed(P, "b1\na1\n")
+    review.user_edited(P, "b1\na1\nu1\n")
+    review.changed(P, "a2\nb1\na1\nu1\n")
+    [edit] = review.reject_all()
+    assert apply("a2\nb1\na1\nu1\n", edit) == "b1\na1\nu1\n"
+    [conflict] = review.unproven()
+    assert conflict.mine == "b1\na1\nu1\n" and conflict.original == "b1\nb2\n"
+
+
+def test_user_text_in_a_file_the_agent_created_is_asked_after_the_agent_writes_again() -> None:
+    review = ReviewStore()
+    review.baseline(P, None)
+    review.changed(P, "")
+    review.user_edited(P, "u0\n")
+    review.changed(P, "a1\nu0\n")
+    assert review.reject_all() == []
+    [conflict] = review.unproven()
+    assert conflict.mine == "a1\nu0\n" and conflict.original is None

@@ -199,6 +199,9 @@ class _File:
     cached: ChangedFile | None = None
     # The text as the agent last left it (see the module docstring).
     agent: str | None = None
+    # Line ranges of the current text the user wrote before the agent's last write, which that
+    # write left as they were: still the user's, although the agent's text now holds them too.
+    mine: list[tuple[int, int]] = attrs.Factory(list)
 
     @property
     def unchanged(self) -> bool:
@@ -244,10 +247,14 @@ class ReviewStore:
             raise ReviewError(f"no baseline recorded for {path}")
         if entry.current == current_text:
             return
+        # The user's text the agent wrote around (or over) stays the user's where it is kept.
+        entry.mine = self._user_regions(entry)
         entry.agent = current_text
         self._set_current(entry, current_text)
 
     def _set_current(self, entry: _File, text: str | None) -> None:
+        if entry.mine:
+            entry.mine = _map_regions(entry.mine, entry.current, text)
         entry.current = text
         entry.cached = None
         self._settle(entry)
@@ -260,6 +267,7 @@ class ReviewStore:
             return
         if entry.unchanged:
             entry.baseline = entry.current = entry.agent = new_text
+            entry.mine = []
             entry.cached = None
             return
         texts = (entry.baseline, entry.current, new_text)
@@ -467,17 +475,18 @@ class ReviewStore:
     def _user_regions(self, entry: _File) -> list[tuple[int, int]]:
         """Line ranges of the current text the user changed after the agent."""
         if entry.agent == entry.current:
-            return []
+            return list(entry.mine)
         if entry.agent is None or entry.current is None:
             return [(0, 1 << 62)]
         agent, cur = split_lines(entry.agent), split_lines(entry.current)
         ops = SequenceMatcher(None, agent, cur, autojunk=False).get_opcodes()
-        return [(j1, j2) for tag, _i1, _i2, j1, j2 in ops if tag != "equal"]
+        return [(j1, j2) for tag, _i1, _i2, j1, j2 in ops if tag != "equal"] + entry.mine
 
     def _proven(self, entry: _File, hunk: Hunk) -> bool:
         """The current text still holds exactly what the agent produced in `hunk`."""
         if entry.baseline is None or entry.current is None:
-            return entry.agent == entry.current  # a whole-file creation or deletion
+            # A whole-file creation or deletion.
+            return entry.agent == entry.current and not entry.mine
         span = (hunk.cur_start, hunk.cur_end)
         return not any(_touches(region, span) for region in self._user_regions(entry))
 
@@ -631,6 +640,32 @@ def _carry_edits(baseline: str, current: str, edited: str) -> str:
         i1, j1, _ = region
         result[i1 + c1 - j1 : i1 + c2 - j1] = new[n1:n2]
     return "".join(result)
+
+
+def _map_regions(
+    regions: list[tuple[int, int]], old: str | None, new: str | None
+) -> list[tuple[int, int]]:
+    """The parts of these line ranges of `old` that `new` still holds unchanged, as ranges of
+    `new` (an empty range, a deletion point, where it still lies between unchanged lines)."""
+    if old is None or new is None:
+        return []
+    equal = [
+        (i1, i2, j1)
+        for tag, i1, i2, j1, _j2 in SequenceMatcher(
+            None, split_lines(old), split_lines(new), autojunk=False
+        ).get_opcodes()
+        if tag == "equal"
+    ]
+    result: list[tuple[int, int]] = []
+    for start, end in regions:
+        for i1, i2, j1 in equal:
+            if start == end and i1 <= start <= i2:
+                result.append((start - i1 + j1, start - i1 + j1))
+                break
+            low, high = max(start, i1), min(end, i2)
+            if low < high:
+                result.append((low - i1 + j1, high - i1 + j1))
+    return result
 
 
 def _equal_blocks(a: list[str], b: list[str]) -> list[tuple[int, int, int]]:
