@@ -232,3 +232,33 @@ def test_output_is_fed_across_ticks_and_a_pane_shown_midway_keeps_every_line(pla
     lines = result["lines"]
     assert lines[-1] == "[process exit 0]"
     assert lines[:-1] == [f"line {i:05d}" for i in range(20_000)]
+
+
+def test_many_output_messages_arriving_while_earlier_ones_are_fed_all_reach_the_pane(plain_nvim):
+    """Messages keep coming while the pane is fed from the front of its queue (the queue once
+    lost its tail there: 35,000 lines stopped at 25,645)."""
+    result = plain_nvim.exec_lua(
+        """
+        local terms = require('acpls.terminals')
+        terms.on_update({sessionId = 's', terminalId = 't', command = 'log'}, {})
+        local n = 0
+        for m = 1, 500 do
+          local parts = {}
+          for _ = 1, 70 do parts[#parts + 1] = ('row %06d\\n'):format(n); n = n + 1 end
+          terms.on_output({sessionId = 's', terminalId = 't', text = table.concat(parts)}, {})
+          if m % 7 == 0 then vim.wait(2) end
+        end
+        terms.on_update({sessionId = 's', terminalId = 't', command = 'log',
+                         exitStatus = {exitCode = 0}}, {})
+        local done = vim.wait(60000, function() return terms.pending_bytes() == 0 end, 5)
+        vim.wait(200)
+        local lines = vim.api.nvim_buf_get_lines(terms.list()[1].buf, 0, -1, false)
+        while lines[#lines] == '' do table.remove(lines) end
+        return {done = done, lines = lines}
+        """
+    )
+    assert result["done"] is True
+    lines = result["lines"]
+    assert lines[-1] == "[process exit 0]"
+    assert lines[-2] == ""
+    assert lines[:-2] == [f"row {i:06d}" for i in range(35_000)]

@@ -108,7 +108,7 @@ local function get(sid, tid)
   local k = key(sid, tid)
   local t = terms[k]
   if not t then
-    t = { sessionId = sid, terminalId = tid, queue = {}, qhead = 1, qbytes = 0, skipped = 0 }
+    t = { sessionId = sid, terminalId = tid, queue = {}, qhead = 1, qtail = 0, qbytes = 0, skipped = 0 }
     terms[k] = t
     table.insert(order, k)
     open(t)
@@ -145,12 +145,14 @@ end
 
 local function enqueue(t, text)
   local q = t.queue
-  q[#q + 1] = text
+  -- A queue with explicit ends: `#` of a table whose front was taken is not its last index.
+  t.qtail = t.qtail + 1
+  q[t.qtail] = text
   t.qbytes = t.qbytes + #text
   if t.qbytes > PENDING_MAX_BYTES then
     -- Skip the oldest waiting output down to half the bound; say so where it was.
     local skipped = 0
-    while t.qbytes > PENDING_MAX_BYTES / 2 and t.qhead < #q do
+    while t.qbytes > PENDING_MAX_BYTES / 2 and t.qhead < t.qtail do
       skipped = skipped + #q[t.qhead]
       t.qbytes = t.qbytes - #q[t.qhead]
       q[t.qhead] = nil
@@ -169,7 +171,7 @@ local function enqueue(t, text)
 end
 
 local function drop_queue(t)
-  t.queue, t.qhead, t.qbytes = {}, 1, 0
+  t.queue, t.qhead, t.qtail, t.qbytes = {}, 1, 0, 0
   feeding[t] = nil
 end
 
@@ -177,7 +179,7 @@ end
 local function take_slice(t, size)
   local q = t.queue
   local parts, n = {}, 0
-  while t.qhead <= #q and n < size do
+  while t.qhead <= t.qtail and n < size do
     local piece = q[t.qhead]
     if n + #piece <= size then
       parts[#parts + 1] = piece
@@ -192,8 +194,8 @@ local function take_slice(t, size)
     end
   end
   t.qbytes = t.qbytes - n
-  if t.qhead > #q then
-    t.queue, t.qhead = {}, 1
+  if t.qhead > t.qtail then
+    t.queue, t.qhead, t.qtail = {}, 1, 0
   end
   return table.concat(parts)
 end
@@ -226,7 +228,7 @@ tick = function()
   for t in pairs(feeding) do
     if not vim.api.nvim_buf_is_valid(t.buf) then
       drop_queue(t)
-    elseif t.qhead > #t.queue then
+    elseif t.qhead > t.qtail then
       feeding[t] = nil
     else
       local now = vim.uv.hrtime()
@@ -245,10 +247,10 @@ tick = function()
       else
         t.settle_until = nil
         local size = t.layout == '' and HIDDEN_SLICE_BYTES or SLICE_BYTES
-        while t.qhead <= #t.queue and vim.uv.hrtime() - start < TICK_BUDGET_NS do
+        while t.qhead <= t.qtail and vim.uv.hrtime() - start < TICK_BUDGET_NS do
           feed(t, take_slice(t, size))
         end
-        if t.qhead > #t.queue then
+        if t.qhead > t.qtail then
           feeding[t] = nil
         else
           wait_ms = 1 -- over budget: let keys in, then go on
