@@ -10,13 +10,14 @@ PYTEST_ARGS ?=
 # Two cores on CI: run the Python suite on both.
 PYTEST_WORKERS ?= 2
 
-.PHONY: help venv test test-python lint demo demo-transcript bench stress clean apt-base update-schemas
+.PHONY: help venv test test-python lint demo demo-transcript bench bench-editors stress clean apt-base update-schemas
 
 help:
 	@echo "make demo             the whole product on the built-in demo agent (no API key)"
 	@echo "make demo-transcript  the demo turn as a live transcript of what the editor receives"
 	@echo "make test             every test (Python, Neovim, VS Code, TypeScript, Lua fixtures)"
 	@echo "make bench            benchmarks against baselines measured in the same run"
+	@echo "make bench-editors    the same in a real Neovim: terminal panes, latency, chat load"
 	@echo "make stress           long fuzzing and load runs"
 	@echo "make lint             ruff, pyright and tsc --strict"
 	@echo "make update-schemas   refresh editors/acp-schema/ from npm @agentclientprotocol/sdk (ACP_SCHEMA_VERSION=x.y.z)"
@@ -52,6 +53,11 @@ demo-transcript: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/run.py
+
+# What the user feels in a real Neovim (issue 18): terminal panes vs Neovim's own terminal, key
+# and RPC latency while streaming, chat load at 5k/10k/20k updates. Separate: ~10 minutes.
+bench-editors: $(STAMP)
+	$(PY) bench/nvim_editor.py
 
 # The vendored ACP JSON Schemas (editors/acp-schema/SOURCE.txt): newest release unless a version is given.
 ACP_SCHEMA_VERSION ?=

@@ -17,6 +17,9 @@ Run: `python bench/load_agent.py --protocol 1|2`. It answers `initialize`, `sess
     {"scenario": "follow_stream", "count": 120, "interval": 0.025, "rate": 20e6, "flood": 3000}
         `follow` while a terminal of the same session streams `rate` bytes a second, then
         `flood` locations written at once.
+    {"scenario": "terminal_file", "path": "/tmp/x.log", "chunk": 65536}
+        the bytes of a file as terminal output (v2 chunks of `chunk` bytes), then the exit:
+        bench/nvim_editor.py feeds the same file to Neovim's own terminal (`cat`).
     {"scenario": "mixed"}
         two followed locations, 8 KiB of terminal output and a reply (P7's turn).
 
@@ -29,6 +32,7 @@ and end with `state_update` idle; v1 turns end with the prompt's response.
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import sys
@@ -156,6 +160,28 @@ class LoadAgent:
             self.out.write(line)
         lines = traffic.terminal_lines(session_id, terminal_id, scenario["chunk"], self.protocol)
         self.stream(lines, scenario["count"], scenario.get("rate", 0), scenario["chunk"])
+        for line in traffic.terminal_end(session_id, terminal_id, self.protocol):
+            self.out.write(line)
+
+    def scenario_terminal_file(self, session_id: str, scenario: dict[str, Any]) -> None:
+        terminal_id = scenario.get("terminal", f"term-{session_id}")
+        for line in traffic.terminal_start(session_id, terminal_id, self.protocol):
+            self.out.write(line)
+        with open(scenario["path"], "rb") as handle:
+            data = handle.read()
+        size = int(scenario.get("chunk", 65536))
+        block: list[bytes] = []
+        for start in range(0, len(data), size):
+            update = {
+                "sessionUpdate": "terminal_output_chunk",
+                "terminalId": terminal_id,
+                "data": base64.b64encode(data[start : start + size]).decode(),
+            }
+            block.append(traffic.notification(session_id, update))
+            if len(block) >= 4:
+                self.out.write(b"".join(block))
+                block = []
+        self.out.write(b"".join(block))
         for line in traffic.terminal_end(session_id, terminal_id, self.protocol):
             self.out.write(line)
 

@@ -1,0 +1,390 @@
+"""What the user feels in a real Neovim (issue 18): terminal panes and long chats.
+
+Run: `.venv/bin/python bench/nvim_editor.py [--quick]` (or `make bench-editors`). Each target
+prints one line ending in PASS or FALL SHORT with its baseline measured in the same run, in the
+same kind of Neovim (headless, `--embed`, driven through pynvim):
+
+- E1 / E2, the end of a 35,000-line log and of a 32 MB stream: the plugin's terminal pane
+  (the `User AcplsTerminal` -> `terminals.show` recipe; the real acpls and bench/load_agent.py
+  streaming the file as v2 terminal output) against Neovim's own terminal running `cat` of the
+  same file in a 12-row split. Time from the start (the prompt / the job) to the end in the
+  terminal buffer: the marker line or the exit line (`[process exit 0]`, `[Process exited 0]`),
+  whichever shows first; the exit line is written after the last output in both. Target:
+  <= 1.5x the baseline.
+- E3, the editor while the 32 MB stream is shown: every 25 ms a key (`nvim_input` of a mapping
+  that records `vim.uv.hrtime()`, the same CLOCK_MONOTONIC as `time.monotonic_ns`) and an RPC
+  round trip (`nvim_eval`). Target: key p99 <= 50 ms, RPC p99 <= 100 ms; `cat`'s figures beside.
+- E4, chat load: `acpls.loadSession` of a session whose agent replays 5,000 / 10,000 / 20,000
+  updates (user and agent messages, thoughts, tool calls), from the request to the last message
+  in the chat buffer. Baseline: appending the same lines to a plain buffer, one
+  `nvim_buf_set_lines` per update. Target: <= 1 s at 20,000, growth linear (20k / 5k <= 4x1.5).
+
+Medians of `--runs` runs (default 3; 1 with --quick). No assertions: figures only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import pynvim  # noqa: E402
+from tests.agents import script_command  # noqa: E402
+from tests.nvim.conftest import ACPLS, start_nvim  # noqa: E402
+
+LOAD_AGENT = REPO / "bench" / "load_agent.py"
+MARKER = "END-OF-OUTPUT-MARKER"
+TIMEOUT = 300.0  # every wait is bounded
+
+
+def log_file(path: Path, lines: int) -> Path:
+    with path.open("wb") as out:
+        for i in range(lines):
+            out.write(
+                b"%s INFO worker-%d: processed item %06d in 12.5 ms\n"
+                % (b"2026-12-02T01:00:00Z", i % 8, i)
+            )
+        out.write(MARKER.encode() + b"\n")
+    return path
+
+
+def stream_file(path: Path, megabytes: int) -> Path:
+    line = b"x" * 99 + b"\n"
+    block = line * 10_000
+    with path.open("wb") as out:
+        for _ in range(megabytes * 1_000_000 // len(block)):
+            out.write(block)
+        out.write(MARKER.encode() + b"\n")
+    return path
+
+
+KEY_SETUP = """
+_G.BENCH_KEYS = {}
+vim.keymap.set('n', '<F12>', function() table.insert(BENCH_KEYS, vim.uv.hrtime()) end)
+"""
+
+HAS_MARKER = """
+local buf = ...
+local n = vim.api.nvim_buf_line_count(buf)
+for _, l in ipairs(vim.api.nvim_buf_get_lines(buf, math.max(0, n - 40), n, false)) do
+  if l:find(MARKER, 1, true) or l:find('rocess exit', 1, true) then return true end
+end
+return false
+""".replace("MARKER", repr(MARKER))
+
+
+def sample_until(nvim: pynvim.Nvim, done: Any, sent: list[int], rtts: list[float]) -> None:
+    """Every 25 ms: a key, an RPC round trip, and the check `done()`; bounded by TIMEOUT."""
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        sent.append(time.monotonic_ns())
+        nvim.input("<F12>")
+        t0 = time.monotonic()
+        nvim.eval("1")
+        rtts.append((time.monotonic() - t0) * 1000)
+        if done():
+            return
+        time.sleep(0.025)
+    raise TimeoutError("the marker never arrived")
+
+
+def key_latencies(nvim: pynvim.Nvim, sent: list[int]) -> list[float]:
+    got = nvim.exec_lua("return BENCH_KEYS")
+    return [(g - s) / 1e6 for s, g in zip(sent, got, strict=False)]
+
+
+def p99(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] if ordered else float("nan")
+
+
+def run_cat(tmp: Path, path: Path) -> dict[str, Any]:
+    nvim = start_nvim(tmp, tmp)
+    try:
+        nvim.exec_lua(KEY_SETUP)
+        sent: list[int] = []
+        rtts: list[float] = []
+        start = time.monotonic()
+        buf = nvim.exec_lua(
+            "local path = ...; vim.cmd('botright 12new')"
+            " local buf = vim.api.nvim_get_current_buf()"
+            " vim.fn.jobstart({'cat', path}, {term = true}); vim.cmd('wincmd p'); return buf",
+            str(path),
+        )
+        sample_until(nvim, lambda: nvim.exec_lua(HAS_MARKER, buf), sent, rtts)
+        seconds = time.monotonic() - start
+        return {"seconds": seconds, "keys": key_latencies(nvim, sent), "rtts": rtts}
+    finally:
+        close(nvim)
+
+
+def run_plugin(tmp: Path, path: Path) -> dict[str, Any]:
+    nvim = start_nvim(tmp, tmp)
+    try:
+        nvim.exec_lua(KEY_SETUP)
+        agent = [sys.executable, str(LOAD_AGENT), "--protocol", "2"]
+        nvim.exec_lua(
+            "require('acpls').setup(...)",
+            {"cmd": [str(ACPLS)], "agent": {"command": agent[0], "args": agent[1:]}},
+        )
+        nvim.exec_lua(
+            "vim.api.nvim_create_autocmd('User', {pattern = 'AcplsTerminal',"
+            " callback = function(ev)"
+            " require('acpls.terminals').show(ev.data.sessionId, ev.data.terminalId) end})"
+        )
+        (tmp / "a.txt").write_text("a\n")
+        nvim.command(f"edit {tmp / 'a.txt'}")
+        # A first turn starts acpls and the agent, outside the clock.
+        nvim.command("Acpls prompt " + json.dumps({"scenario": "mixed"}))
+        wait_for(nvim, "return #T.turn_ends >= 1")
+        sent: list[int] = []
+        rtts: list[float] = []
+        scenario = {
+            "scenario": "terminal_file",
+            "path": str(path),
+            "chunk": 65536,
+            "terminal": "big",
+        }
+        start = time.monotonic()
+        nvim.command("Acpls prompt " + json.dumps(scenario))
+
+        def done() -> bool:
+            return bool(
+                nvim.exec_lua(
+                    "for _, t in ipairs(require('acpls.terminals').list()) do"
+                    " if t.terminalId == 'big' then return t.buf end end"
+                )
+                and nvim.exec_lua(
+                    "local b; for _, t in ipairs(require('acpls.terminals').list()) do"
+                    " if t.terminalId == 'big' then b = t.buf end end; return (function(...) "
+                    + HAS_MARKER
+                    + " end)(b)"
+                )
+            )
+
+        sample_until(nvim, done, sent, rtts)
+        seconds = time.monotonic() - start
+        return {"seconds": seconds, "keys": key_latencies(nvim, sent), "rtts": rtts}
+    finally:
+        with contextlib.suppress(Exception):
+            nvim.exec_lua("for _, c in ipairs(vim.lsp.get_clients()) do c:stop(true) end")
+        close(nvim)
+
+
+def close(nvim: pynvim.Nvim) -> None:
+    with contextlib.suppress(Exception):
+        nvim.quit("qa!")
+    with contextlib.suppress(Exception):
+        nvim.close()
+
+
+def wait_for(nvim: pynvim.Nvim, code: str, timeout: float = 60.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = nvim.exec_lua(code)
+        if value:
+            return value
+        time.sleep(0.02)
+    raise TimeoutError(code)
+
+
+def load_script(updates: int) -> dict[str, Any]:
+    steps: list[dict[str, Any]] = []
+    for i in range(updates - 1):
+        kind = i % 4
+        if kind == 0:
+            u = {
+                "sessionUpdate": "user_message_chunk",
+                "content": {"type": "text", "text": f"question {i}"},
+            }
+        elif kind == 1:
+            u = {
+                "sessionUpdate": "agent_thought_chunk",
+                "content": {"type": "text", "text": f"thinking {i}\nabout it"},
+            }
+        elif kind == 2:
+            u = {
+                "sessionUpdate": "tool_call",
+                "toolCallId": f"c{i}",
+                "title": f"Read file {i}",
+                "kind": "read",
+                "status": "completed",
+            }
+        else:
+            u = {
+                "sessionUpdate": "agent_message_chunk",
+                "content": {"type": "text", "text": f"answer {i}\nsecond line"},
+            }
+        steps.append({"update": u})
+    steps.append(
+        {
+            "update": {
+                "sessionUpdate": "agent_message_chunk",
+                "content": {"type": "text", "text": MARKER},
+            }
+        }
+    )
+    return {
+        "protocol": 1,
+        "on_initialize": {
+            "agentCapabilities": {"loadSession": True, "sessionCapabilities": {"list": {}}}
+        },
+        "on_list": {"sessions": [{"sessionId": "old-1", "cwd": "$cwd", "title": "Long"}]},
+        "on_load": steps,
+    }
+
+
+def run_chat_load(tmp: Path, updates: int) -> dict[str, float]:
+    script = tmp / f"load-{updates}.json"
+    script.write_text(json.dumps(load_script(updates)))
+    nvim = start_nvim(tmp, tmp)
+    try:
+        argv = script_command(script, tmp / "agent.jsonl")
+        nvim.exec_lua(
+            "require('acpls').setup(...)",
+            {"cmd": [str(ACPLS)], "agent": {"command": argv[0], "args": argv[1:]}},
+        )
+        (tmp / "a.txt").write_text("a\n")
+        nvim.command(f"edit {tmp / 'a.txt'}")
+        nvim.exec_lua(
+            "local c = require('acpls.client'); _G.BENCH_ROOT = c.root_for();"
+            " _G.BENCH_ID = c.ensure(BENCH_ROOT)"
+        )
+        wait_for(nvim, "local c = vim.lsp.get_client_by_id(BENCH_ID); return c and c.initialized")
+        nvim.exec_lua(
+            "local chat = require('acpls.chat'); local orig = chat.on_session_update;"
+            " _G.BENCH_CPU = 0; chat.on_session_update = function(...)"
+            " local t0 = vim.uv.hrtime(); orig(...);"
+            " BENCH_CPU = BENCH_CPU + vim.uv.hrtime() - t0 end"
+        )
+        start = time.monotonic()
+        nvim.exec_lua(
+            "require('acpls.chat').open_stored(BENCH_ROOT, BENCH_ID,"
+            " {sessionId = 'old-1', title = 'Long'})"
+        )
+        chat_buf = wait_for(nvim, "local c = require('acpls.chat').list()[1]; return c and c.buf")
+        deadline = time.monotonic() + TIMEOUT
+        while not nvim.exec_lua(HAS_MARKER, chat_buf):
+            if time.monotonic() > deadline:
+                raise TimeoutError("the last message never showed")
+            time.sleep(0.01)
+        seconds = time.monotonic() - start
+        # Baseline: the chat's own lines appended to a plain buffer, one call per update.
+        base = nvim.exec_lua(
+            """
+            local src, n = ...
+            local lines = vim.api.nvim_buf_get_lines(src, 0, -1, false)
+            local per = math.max(1, math.floor(#lines / n))
+            local buf = vim.api.nvim_create_buf(false, true)
+            local t0 = vim.uv.hrtime()
+            for i = 1, #lines, per do
+              vim.api.nvim_buf_set_lines(buf, -1, -1, false, vim.list_slice(lines, i, i + per - 1))
+            end
+            return (vim.uv.hrtime() - t0) / 1e9
+            """,
+            chat_buf,
+            updates,
+        )
+        print(
+            f"  {updates}: {seconds:.2f} s, of which the chat's handlers"
+            f" {nvim.exec_lua('return BENCH_CPU') / 1e9:.2f} s",
+            flush=True,
+        )
+        return {"seconds": seconds, "baseline": base}
+    finally:
+        with contextlib.suppress(Exception):
+            nvim.exec_lua("for _, c in ipairs(vim.lsp.get_clients()) do c:stop(true) end")
+        close(nvim)
+
+
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "FALL SHORT"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--runs", type=int, default=None)
+    parser.add_argument("--only", default="E1,E2,E3,E4")
+    args = parser.parse_args()
+    runs = args.runs or (1 if args.quick else 3)
+    only = set(args.only.split(","))
+    lines_out: list[str] = []
+    all_ok = True
+    with tempfile.TemporaryDirectory(prefix="acpls-bench-nvim-") as d:
+        tmp = Path(d)
+        targets: list[tuple[str, Path]] = []
+        if "E1" in only:
+            targets.append(("E1 last line of a 35,000-line log", log_file(tmp / "log.txt", 35_000)))
+        if "E2" in only or "E3" in only:
+            megabytes = 8 if args.quick else 32
+            targets.append(
+                (
+                    f"E2 last line of a {megabytes} MB stream",
+                    stream_file(tmp / "stream.txt", megabytes),
+                )
+            )
+        for name, path in targets:
+            plugin, cat = [], []
+            for _ in range(runs):
+                cat.append(run_cat(tmp, path))
+                plugin.append(run_plugin(tmp, path))
+            ps = statistics.median(r["seconds"] for r in plugin)
+            cs = statistics.median(r["seconds"] for r in cat)
+            if not name.startswith("E2") or "E2" in only:
+                ok = ps <= 1.5 * cs
+                all_ok &= ok
+                lines_out.append(
+                    f"{name}: pane {ps:.2f} s = {ps / cs:.2f}x Neovim's terminal (cat) {cs:.2f} s"
+                    f" (target <= 1.5x) -> {verdict(ok)}"
+                )
+            if name.startswith("E2") and "E3" in only:
+                keys = p99([k for r in plugin for k in r["keys"]])
+                rtt = p99([x for r in plugin for x in r["rtts"]])
+                ckeys = p99([k for r in cat for k in r["keys"]])
+                crtt = p99([x for r in cat for x in r["rtts"]])
+                ok = keys <= 50 and rtt <= 100
+                all_ok &= ok
+                lines_out.append(
+                    f"E3 while the stream shows: key p99 {keys:.1f} ms, RPC p99 {rtt:.1f} ms"
+                    f" (cat: key {ckeys:.1f} ms, RPC {crtt:.1f} ms; target key <= 50, RPC <= 100)"
+                    f" -> {verdict(ok)}"
+                )
+            print(lines_out[-1], flush=True)
+        if "E4" in only:
+            sizes = [5_000, 10_000, 20_000]
+            figures = {}
+            for n in sizes:
+                got = [run_chat_load(tmp, n) for _ in range(runs)]
+                figures[n] = (
+                    statistics.median(g["seconds"] for g in got),
+                    statistics.median(g["baseline"] for g in got),
+                )
+            t5, t20 = figures[5_000][0], figures[20_000][0]
+            ok = t20 <= 1.0 and t20 <= 4 * 1.5 * t5
+            all_ok &= ok
+            shown = ", ".join(
+                f"{n // 1000}k {s:.2f} s (plain buffer {b:.2f} s)" for n, (s, b) in figures.items()
+            )
+            lines_out.append(
+                f"E4 chat load: {shown}; 20k/5k = {t20 / t5:.1f}x (target <= 1 s at 20k, <= 6x)"
+                f" -> {verdict(ok)}"
+            )
+            print(lines_out[-1], flush=True)
+    results = REPO / "bench" / "results"
+    results.mkdir(exist_ok=True)
+    (results / "nvim-latest.txt").write_text("\n".join(lines_out) + "\n")
+    return 0 if all_ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
