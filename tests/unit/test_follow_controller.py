@@ -63,3 +63,53 @@ async def test_a_closed_session_is_not_followed_later() -> None:
     await asyncio.sleep(FOLLOW_INTERVAL * 3)
     assert editor.follows == sent
     await tasks.aclose()
+
+
+def _at(line: int) -> FollowTarget:
+    return FollowTarget("s1", "t1", "/ws/a.py", line, "edit")
+
+
+async def test_a_blocks_newest_location_goes_first_and_its_older_ones_never_follow() -> None:
+    """routing.look_ahead offers a block's newest location before the block is handled: it is
+    sent at once (urgent: inside the window too), the older ones handled after it are passed
+    over, and so is the newest itself when the block reaches it (nothing sent twice)."""
+    editor = Recorder()
+    tasks = TaskSupervisor("test")
+    follow = FollowController(editor, tasks)
+    follow.move(_at(1))  # just sent: the window is running
+    follow.lead(_at(3000), urgent=True)
+    assert editor.follows == [0, 2999]
+    burst(follow, range(2, 3001))  # the block, in order, ending with its newest location
+    follow.block_done()
+    await asyncio.sleep(FOLLOW_INTERVAL * 3)
+    assert editor.follows == [0, 2999]
+    follow.move(_at(7))  # the next block follows as usual
+    await asyncio.sleep(FOLLOW_INTERVAL * 3)
+    assert editor.follows == [0, 2999, 6]
+    await tasks.aclose()
+
+
+async def test_a_lead_the_block_never_reaches_is_let_go_at_the_blocks_end() -> None:
+    editor = Recorder()
+    tasks = TaskSupervisor("test")
+    follow = FollowController(editor, tasks)
+    follow.lead(_at(10))
+    burst(follow, range(2, 5))  # older ones: passed over
+    follow.block_done()  # the newest never came as a move (its line was malformed, say)
+    follow.move(_at(20))
+    await asyncio.sleep(FOLLOW_INTERVAL * 3)
+    assert editor.follows == [9, 19]
+    await tasks.aclose()
+
+
+async def test_a_lead_that_is_not_urgent_keeps_the_window() -> None:
+    editor = Recorder()
+    tasks = TaskSupervisor("test")
+    follow = FollowController(editor, tasks)
+    follow.move(_at(1))
+    follow.lead(_at(5))  # inside the window: waits for it
+    assert editor.follows == [0]
+    follow.block_done()
+    await asyncio.sleep(FOLLOW_INTERVAL * 3)
+    assert editor.follows == [0, 4]
+    await tasks.aclose()

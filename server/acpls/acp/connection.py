@@ -66,6 +66,12 @@ class AgentConnection:
         self.init_result: dict[str, Any] = {}
         self.exited = asyncio.Event()
 
+    def look_ahead(self, lookahead: Callable[[bytes], None], done: Callable[[], None]) -> None:
+        """`lookahead(block)` sees each block the agent writes before its messages are handled;
+        `done()` is called once they were (follow's newest location goes first)."""
+        self._reader.lookahead = lookahead
+        self._reader.block_done = done
+
     # -- lifecycle -------------------------------------------------------------------------------
     def register(
         self,

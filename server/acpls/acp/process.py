@@ -44,14 +44,47 @@ class AgentStartError(Exception):
     pass
 
 
+# The agent's stdout pipe (Linux; the default is 64 KiB): a burst it writes (thousands of tool
+# calls at once) reaches acpls in large blocks, and follow sees the newest location of each block
+# before the block is handled (core/routing.py `look_ahead`).
+STDOUT_PIPE_BYTES = 1024 * 1024
+# A read at least this large may have more behind it in the pipe: that joins it (`_more_waiting`).
+MORE_AFTER_BYTES = 64 * 1024
+
+
 def _die_with_parent() -> None:
-    """Runs in the child before exec: SIGKILL it when acpls goes away, however that happens."""
+    """Runs in the child before exec: SIGKILL it when acpls goes away, however that happens; and
+    widen its stdout pipe (done here, on the child's fd 1, whatever event loop runs acpls)."""
     try:
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         pr_set_pdeathsig = 1
         libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
     except OSError:
         pass
+    try:
+        import fcntl
+
+        fcntl.fcntl(1, getattr(fcntl, "F_SETPIPE_SZ", 1031), STDOUT_PIPE_BYTES)
+    except (ImportError, OSError):
+        pass
+
+
+async def _more_waiting(stream: asyncio.StreamReader, data: bytes) -> bytes:
+    """A full read: what else is already in the pipe joins it (one event-loop turn each, up to
+    STDOUT_PIPE_BYTES), so a burst is handled as one block whose newest location follow sees
+    first. Never waits for the agent."""
+    parts = [data]
+    held = len(data)
+    while held < STDOUT_PIPE_BYTES:
+        await asyncio.sleep(0)  # the transport reads what is in the pipe into the stream
+        if not stream._buffer:  # type: ignore[attr-defined]  # nothing more has arrived
+            break
+        more = await stream.read(STDOUT_PIPE_BYTES - held)  # returns at once: data is buffered
+        if not more:
+            break
+        parts.append(more)
+        held += len(more)
+    return b"".join(parts) if len(parts) > 1 else data
 
 
 class AgentProcess:
@@ -167,6 +200,8 @@ class AgentProcess:
             data = await stream.read(READ_CHUNK)
             if not data:
                 return
+            if len(data) >= MORE_AFTER_BYTES:
+                data = await _more_waiting(stream, data)
             self._on_stdout(data)
 
     async def _read_stderr(self) -> None:

@@ -435,8 +435,22 @@ class LineReader:
         self._held = 0
         self._skipping = False
         self.dropped_lines = 0
+        # Shown each block before its lines are handled, and told when they were.
+        self.lookahead: Callable[[bytes], None] | None = None
+        self.block_done: Callable[[], None] | None = None
 
     def feed(self, data: bytes) -> None:
+        if self.lookahead is None:
+            self._feed(data)
+            return
+        self.lookahead(data)
+        try:
+            self._feed(data)
+        finally:
+            if self.block_done is not None:
+                self.block_done()
+
+    def _feed(self, data: bytes) -> None:
         start = 0
         while True:
             end = data.find(b"\n", start)

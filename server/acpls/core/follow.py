@@ -63,6 +63,18 @@ class FollowController:
         elif wake_at is not None:
             self._wake_at(wake_at)
 
+    def lead(self, target: FollowTarget, *, urgent: bool = False) -> None:
+        """The newest location of a block of agent output, ahead of the block (core/routing.py
+        `look_ahead`): a flood of locations shows its newest at once, not after all the others."""
+        send, wake_at = self.tracker.lead(target, time.monotonic(), urgent=urgent)
+        if send is not None:
+            self._send(send)
+        elif wake_at is not None:
+            self._wake_at(wake_at)
+
+    def block_done(self) -> None:
+        self.tracker.block_done()
+
     def end_turn(self) -> None:
         """The turn ended: its newest location goes out now, before the turn's result."""
         target = self.tracker.flush(time.monotonic())

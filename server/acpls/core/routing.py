@@ -11,6 +11,8 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from acpls.core import ports
 from acpls.core.errors import CommandError
 from acpls.core.pump import UpdateQueue
@@ -26,6 +28,10 @@ if TYPE_CHECKING:
     from acpls.core.session import Session
 
 logger = logging.getLogger(__name__)
+
+# A block of agent output this large (about a thousand tool calls) has its newest followed
+# location sent at once, even within follow's 16 ms window (translate/follow.py `lead`).
+URGENT_BLOCK_BYTES = 256 * 1024
 
 EARLY_UPDATES_PER_SESSION = 1000
 EARLY_SESSIONS = 64
@@ -131,6 +137,52 @@ class UpdateRouter:
             return dict(raw)
         self._tool_call_applied(session, normalized.tool_call, raw.get("_meta"))
         return normalized.tool_call.state.to_editor()
+
+    def look_ahead(self, block: bytes) -> None:
+        """Before a block of the agent's output is handled: the newest followed location in it
+        goes to follow first (a flood of thousands of locations shows its newest at once)."""
+        at = block.rfind(b'"locations"')
+        if at < 0:
+            return
+        start = block.rfind(b"\n", 0, at) + 1
+        end = block.find(b"\n", at)
+        if start == 0 or end < 0:
+            return  # the block's first line (nothing ahead of it), or not a whole line
+        try:
+            message = orjson.loads(block[start:end])
+        except orjson.JSONDecodeError:
+            return
+        target = self._follow_target(message)
+        if target is not None:
+            # A large block takes long enough to handle that no follow timer could fire in it.
+            self.hub.follow.lead(target, urgent=len(block) >= URGENT_BLOCK_BYTES)
+
+    def _follow_target(self, message: Any) -> FollowTarget | None:
+        params = message.get("params") if isinstance(message, dict) else None
+        if not isinstance(params, dict) or message.get("method") != "session/update":
+            return None
+        session = self.hub.registry.get(params.get("sessionId"))
+        update = params.get("update")
+        if session is None or not session.top_level or not isinstance(update, dict):
+            return None
+        if update.get("sessionUpdate") not in ("tool_call", "tool_call_update"):
+            return None
+        locations, tool_call_id = update.get("locations"), update.get("toolCallId")
+        if not isinstance(locations, list) or not locations or not isinstance(tool_call_id, str):
+            return None
+        last = locations[-1]
+        if not isinstance(last, dict) or not isinstance(last.get("path"), str):
+            return None
+        if not self.hub.settings.follow_subagents and is_subagent_tool_call(update):
+            return None
+        kind = update.get("kind")
+        return FollowTarget(
+            session_id=session.id,
+            tool_call_id=tool_call_id,
+            path=last["path"],
+            line=last.get("line"),
+            kind=kind if isinstance(kind, str) else None,
+        )
 
     def _tool_call_applied(self, session: Session, applied: Any, meta: Any) -> None:
         """`meta` is the `_meta` of this update as the agent sent it: the v1 terminal extension's

@@ -58,6 +58,9 @@ class FollowTracker:
         self.current: FollowTarget | None = None
         self._last_sent_at: float | None = None
         self._waiting: FollowTarget | None = None
+        # The newest location of a block of agent output, offered before the block's older ones
+        # (`lead`): until the block reaches it, those older ones are not moves.
+        self.ahead: FollowTarget | None = None
 
     @property
     def active(self) -> bool:
@@ -87,8 +90,31 @@ class FollowTracker:
             return True
         return target.line != current.line
 
+    def lead(
+        self, target: FollowTarget, now: float, *, urgent: bool = False
+    ) -> tuple[FollowTarget | None, float | None]:
+        """The newest location of a block of output, seen before the block is handled: offered
+        now, and the block's older locations, handled after it, are passed over until the block
+        reaches this one (or ends: `block_done`). `urgent` (a large block, whose handling no
+        timer can interrupt) sends it at once even inside the window: one per such block."""
+        if not self.active:
+            return None, None
+        if urgent and self.is_move(target):
+            self._last_sent_at = None
+        answer = self.offer(target, now)
+        self.ahead = target
+        return answer
+
+    def block_done(self) -> None:
+        self.ahead = None
+
     def offer(self, target: FollowTarget, now: float) -> tuple[FollowTarget | None, float | None]:
         """Returns (send now, or None) and (wake-up time for a waiting target, or None)."""
+        ahead = self.ahead
+        if ahead is not None:
+            if _same_place(ahead, target):
+                self.ahead = None  # the block reached its newest location: already offered
+            return None, None
         if not self.active or not self.is_move(target):
             return None, None
         self.current = target
@@ -133,6 +159,15 @@ class FollowTracker:
             self._waiting = None
         if self.current is not None and self.current.session_id == session_id:
             self.current = None
+
+
+def _same_place(one: FollowTarget, other: FollowTarget) -> bool:
+    return (one.session_id, one.tool_call_id, one.path, one.line) == (
+        other.session_id,
+        other.tool_call_id,
+        other.path,
+        other.line,
+    )
 
 
 def is_subagent_tool_call(tool_call: dict) -> bool:
