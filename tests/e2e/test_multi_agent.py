@@ -226,3 +226,44 @@ async def test_a_second_agents_sign_in_is_its_own(client, workspace: Path, tmp_p
         "a-1": "alpha",
         "b-1": "beta",
     }
+
+
+async def test_continuing_from_a_checkpoint_stays_with_its_agent(
+    client, workspace: Path, tmp_path: Path
+) -> None:
+    """A checkpoint of the second agent's session continues in a session of that agent (through
+    the conversation as context), not the default agent's."""
+    alpha_log, beta_log = tmp_path / "alpha.jsonl", tmp_path / "beta.jsonl"
+    alpha = _agent({"protocol": 1, "on_new_session": {"sessionId": "a-1"}}, alpha_log, "alpha")
+    beta_script = {
+        "protocol": 1,
+        "on_prompt": [
+            [
+                {
+                    "update": {
+                        "sessionUpdate": "agent_message_chunk",
+                        "content": {"type": "text", "text": "beta says"},
+                    }
+                }
+            ]
+        ],
+    }
+    beta = _agent(beta_script, beta_log, "beta")
+    await start(client, workspace, alpha)
+    await command(client, "acpls.newSession", {})
+    made = await command(client, "acpls.newSession", {"agent": beta})
+    sid = made["sessionId"]
+    await command(client, "acpls.prompt", {"sessionId": sid, "text": "one"})
+    await command(client, "acpls.prompt", {"sessionId": sid, "text": "two"})
+    second = next(
+        c for c in await command(client, "acpls.checkpoints", {"sessionId": sid}) if c["turn"] == 2
+    )
+    cont = await command(client, "acpls.continueFromCheckpoint", {"id": second["id"]})
+    assert cont["via"] == "context" and cont["sessionId"] != sid
+    agents = {
+        s["sessionId"]: s["agent"]
+        for s in (await command(client, "acpls.sessions", {}))["sessions"]
+    }
+    assert agents[cont["sessionId"]] == "beta", agents
+    news = [m for m in agent_log(alpha_log) if m.get("method") == "session/new"]
+    assert len(news) == 1  # alpha made only its own first session

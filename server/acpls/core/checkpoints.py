@@ -269,16 +269,17 @@ class CheckpointController:
             if not task.done():
                 task.cancel()
 
-    async def _open_fork(self, fork_id: str) -> Session | None:
-        """The fork as a session of the running agent: adopted when the agent that made it still
-        runs, else loaded (its conversation replayed to the editor) where the agent can."""
+    async def _open_fork(self, fork_id: str, agent: str | None) -> Session | None:
+        """The fork as a session of the agent that made it (`agent`, None: the default): adopted
+        when its process that made it still runs, else loaded (its conversation replayed to the
+        editor) where the agent can."""
         made_by = self._fork_conns.get(fork_id)
         if made_by is not None and made_by[0].alive:
             return self.hub.adopt_session(fork_id, made_by[1], made_by[2], made_by[0])
-        conn = await self.hub.agent()
+        conn = await self.hub.agent(agent)
         if conn.session_capability("load") or conn.session_capability("resume"):
             try:
-                return await self.hub.load_session(fork_id)
+                return await self.hub.load_session(fork_id, agent=agent)
             except Exception as exc:  # the agent forgot it: fall back to the conversation as text
                 logger.warning("cannot load the fork %s: %s", fork_id, exc)
         return None
@@ -292,14 +293,17 @@ class CheckpointController:
             raise CommandError("only the checkpoint of a turn can be continued from")
         log = self.log()
         previous = log.previous_turn(target)
+        # The continuation is a session of the same agent as the turn's, while acpls holds it.
+        origin = self.hub.sessions.get(target.session_id)
+        agent = origin.agent or None if origin is not None else None
         if previous is None:  # before the first turn: nothing was said yet
-            session = await self.hub.new_session()
+            session = await self.hub.new_session(agent=agent)
             return {"sessionId": session.id, "via": "new", "prompt": target.prompt}
         if previous.fork_after is not None:
-            session = await self._open_fork(previous.fork_after)
+            session = await self._open_fork(previous.fork_after, agent)
             if session is not None:
                 return {"sessionId": session.id, "via": "fork", "prompt": target.prompt}
-        session = await self.hub.new_session()
+        session = await self.hub.new_session(agent=agent)
         self._preambles[session.id] = conversation_context(log.history(target))
         return {"sessionId": session.id, "via": "context", "prompt": target.prompt}
 
