@@ -76,6 +76,10 @@ def test_package_holds_its_platforms_server_and_uv(target: str) -> None:
         for version in PYTHONS:
             winpty = f"{LIBS}winpty/_winpty.{suffix.format(v=version)}"
             assert (winpty in names) == (fmt == "pe"), f"{winpty} in {target}: {winpty in names}"
+        # The speed-ups: pybase64 everywhere, uvloop where it runs (not on Windows).
+        assert any(n.startswith(f"{LIBS}pybase64/") for n in compiled), "pybase64 is missing"
+        has_uvloop = any(n.startswith(f"{LIBS}uvloop/") for n in compiled)
+        assert has_uvloop == (fmt != "pe"), f"uvloop in {target}: {has_uvloop}"
         watchfiles = [n for n in compiled if n.startswith(f"{LIBS}watchfiles/")]
         assert watchfiles, "watchfiles' compiled module is missing"
         for name in compiled:

@@ -9,8 +9,8 @@ once per CPython version and merged: pure packages are the same for every versio
 modules carry the version in their file name (orjson: `*.cpython-312-darwin.so`), so the versions'
 modules sit side by side and each Python imports its own. abi3 modules (watchfiles) serve them all.
 pip evaluates a dependency's environment marker against the machine it runs on, not the target,
-so dependencies of one platform only (`pywinpty; sys_platform == 'win32'`) are read from the
-wheel's metadata, evaluated for the target, and named to pip explicitly.
+so the wheel goes in without its dependencies, and those are read from its metadata, evaluated
+for the target (Windows gets pywinpty and not uvloop) and named to pip without markers.
 OUT_DIR/bin holds `uv` (`uv.exe` on Windows).
 """
 
@@ -98,25 +98,29 @@ def requirements_of(wheel: Path) -> list[str]:
     return [r for r in found if "extra ==" not in r]
 
 
-def platform_only(requirements: list[str], target: str, python: str) -> list[str]:
-    """Requirements whose marker holds for the target but not for this machine (pip would skip
-    them), without their markers."""
+def for_target(requirements: list[str], target: str, python: str) -> list[str]:
+    """The requirements whose marker holds for the target (Windows: pywinpty, not uvloop), with
+    their markers taken off, since pip would evaluate them on this machine."""
     from packaging.requirements import Requirement
 
-    target_env = {**MARKER_ENVIRONMENTS[target], "python_version": python}
+    target_env = {
+        **MARKER_ENVIRONMENTS[target],
+        "python_version": python,
+        "python_full_version": f"{python}.0",
+        "platform_python_implementation": "CPython",
+        "implementation_name": "cpython",
+    }
     chosen = []
     for line in requirements:
         req = Requirement(line)
-        if req.marker is None:
-            continue
-        if req.marker.evaluate(target_env) and not req.marker.evaluate():
+        if req.marker is None or req.marker.evaluate(target_env):
             chosen.append(f"{req.name}{req.specifier}")
     return chosen
 
 
 def install_for(target: str, wheel: Path, python: str, into: Path) -> None:
-    extra = platform_only(requirements_of(wheel), target, python)
-    pip(
+    """The wheel without its dependencies, then its dependencies as the target needs them."""
+    common = [
         "install",
         "--no-compile",
         "--only-binary=:all:",
@@ -126,10 +130,13 @@ def install_for(target: str, wheel: Path, python: str, into: Path) -> None:
         python,
         *platform_args(PLATFORMS[target]),
         "--target",
-        str(into),
-        str(wheel),
-        *extra,
-    )
+    ]
+    pip(*common, str(into), "--no-deps", str(wheel))
+    requirements = for_target(requirements_of(wheel), target, python)
+    deps = into.parent / f"{into.name}-deps"
+    pip(*common, str(deps), *requirements)
+    merge(deps, into)
+    shutil.rmtree(deps)
 
 
 def merge(source: Path, into: Path) -> int:
