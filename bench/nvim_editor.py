@@ -333,6 +333,7 @@ def main() -> int:
                     stream_file(tmp / "stream.txt", megabytes),
                 )
             )
+        printed = 0
         for name, path in targets:
             plugin, cat = [], []
             for _ in range(runs):
@@ -359,7 +360,9 @@ def main() -> int:
                     f" (cat: key {ckeys:.1f} ms, RPC {crtt:.1f} ms; target key <= 50, RPC <= 100)"
                     f" -> {verdict(ok)}"
                 )
-            print(lines_out[-1], flush=True)
+            for line in lines_out[printed:]:
+                print(line, flush=True)
+            printed = len(lines_out)
         if "E4" in only:
             sizes = [5_000, 10_000, 20_000]
             figures = {}
