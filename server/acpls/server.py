@@ -149,6 +149,10 @@ def create_server() -> AcplsServer:
         ls.hub.follow.user_edited()
         ls.hub.review.user_edited(uri)
 
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def on_open(ls: AcplsServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.hub.review.document_opened(params.text_document.uri)
+
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=True))
     def on_save(ls: AcplsServer, params: types.DidSaveTextDocumentParams) -> None:
         ls.hub.questions.did_save(params.text_document.uri, params.text)

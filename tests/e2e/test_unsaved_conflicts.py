@@ -145,3 +145,74 @@ async def test_a_clean_buffer_is_not_asked_about(
         assert result["stopReason"] == "end_turn"
         await command(editor.client, "acpls.review", {})
         assert editor.conflicts == [] and editor.message_requests == []
+
+
+async def test_a_file_opened_during_the_turn_is_asked_about_too(
+    server_env: dict[str, str], workspace: Path, tmp_path: Path
+):
+    """The user opens the file and types in it while the turn runs (here: while the agent waits
+    for a permission), then the agent writes it on disk: asked like a buffer open at turn start."""
+    shop = workspace / "shop.py"
+    shop.write_bytes(SHOP.encode())
+    ask = {"request": "session/request_permission", "params": {
+        "sessionId": "$sessionId",
+        "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"}],
+        "toolCall": {"toolCallId": "w1", "title": "Edit shop.py", "kind": "edit",
+                     "status": "pending", "locations": [{"path": str(shop)}]}}}  # fmt: skip
+    script = {"protocol": 1, "on_prompt": [[ask, *agent_writes_disk(shop)]]}
+    async with disk_editor(server_env) as editor:
+        editor.answer_conflict = lambda params: {"choice": "keepMine"}
+
+        def open_then_allow(params: Any) -> Any:
+            editor.open(shop, UNSAVED)  # didOpen and didChange reach acpls before the answer
+            return {"optionId": params["options"][0]["optionId"]}
+
+        editor.answer_permission = open_then_allow
+        await start(editor.client, workspace, scripted(script, tmp_path / "a.jsonl"), custom=True)
+        result = await command(editor.client, "acpls.prompt", {"text": "round it"})
+        assert result["stopReason"] == "end_turn"
+        assert editor.permission_requests
+        await until(lambda: len(editor.conflicts) == 1)
+        (conflict,) = editor.conflicts
+        assert conflict["kind"] == "diskWrite" and conflict["path"] == str(shop)
+        assert (conflict["mine"], conflict["theirs"]) == (UNSAVED, AGENT)
+        await command(editor.client, "acpls.review", {})
+        assert editor.buffers[shop.as_uri()] == UNSAVED
+        assert shop.read_bytes() == AGENT.encode()
+
+
+@pytest.mark.parametrize("unsaved", [True, False])
+async def test_an_agent_deleting_a_file_under_unsaved_text_tells_the_user(
+    server_env: dict[str, str], workspace: Path, tmp_path: Path, unsaved: bool
+):
+    """Nothing to take (the agent left no text): the user is told, the buffer keeps its text,
+    nothing is asked. A clean buffer's deletion is only in review (no message)."""
+    shop = workspace / "shop.py"
+    shop.write_bytes(SHOP.encode())
+    steps = [
+        {"update": {"sessionUpdate": "tool_call", "toolCallId": "d1", "title": "rm shop.py",
+                    "kind": "delete", "status": "in_progress"}},
+        {"disk": {"op": "remove", "path": str(shop)}},
+        {"update": {"sessionUpdate": "tool_call_update", "toolCallId": "d1",
+                    "status": "completed"}},
+    ]  # fmt: skip
+    async with disk_editor(server_env) as editor:
+        editor.answer_conflict = lambda params: {"choice": "takeTheirs"}
+        await start(
+            editor.client, workspace, scripted({"protocol": 1, "on_prompt": [steps]},
+                                               tmp_path / "a.jsonl"), custom=True
+        )  # fmt: skip
+        editor.open(shop, UNSAVED if unsaved else None)
+        result = await command(editor.client, "acpls.prompt", {"text": "remove it"})
+        assert result["stopReason"] == "end_turn"
+        assert not shop.exists()
+        review = await command(editor.client, "acpls.review", {})
+        assert [f["path"] for f in review["files"]] == [str(shop)], review
+        told = [m.message for m in editor.client.messages if "deleted" in m.message]
+        assert editor.conflicts == [] and editor.message_requests == []
+        assert editor.buffers[shop.as_uri()] == (UNSAVED if unsaved else SHOP)
+        if unsaved:
+            (message,) = told
+            assert str(shop) in message and "unsaved" in message
+        else:
+            assert told == []

@@ -247,6 +247,9 @@ class ReviewController:
         now = change.text if change.change != "deleted" else None
         if change.change == "deleted" or change.is_text:
             watch.disk[path] = now
+        if change.change == "deleted":
+            self._check_deleted(path, before)
+            return
         if now is None or before is _UNKNOWN or path in self._asking:
             return
         found = self._open_buffer(path)
@@ -259,6 +262,36 @@ class ReviewController:
         self.hub.tasks.spawn(
             f"unsaved-conflict:{path}", self._ask_disk_write(watch.session.id, path, buffer, now)
         )
+
+    def _check_deleted(self, path: str, before: str | object | None) -> None:
+        """The agent deleted a file whose open buffer has unsaved changes: nothing is asked (there
+        is no text of the agent's to take), the user is told; the buffer keeps the text, and
+        saving it writes the file again."""
+        if not isinstance(before, str):
+            return  # not known to differ from the disk (or the file was not there before)
+        found = self._open_buffer(path)
+        if found is None or found[1] == before:
+            return  # no buffer, or no unsaved changes in it (the file is in review)
+        self.hub.editor.show_message(
+            ports.MESSAGE_WARNING,
+            f"acpls: the agent deleted {path} on disk while the editor holds unsaved changes in "
+            "it. Your text stays in the editor: save it to write the file again.",
+        )
+
+    def document_opened(self, uri: str) -> None:
+        """The editor opened a document during a turn: what the disk holds under it now is
+        recorded as at turn start, so an agent's later write over the user's unsaved text in it
+        is asked about too (not only buffers open when the turn started)."""
+        watch = self._watch
+        if watch is None:
+            return
+        try:
+            path = uri_to_path(uri)
+        except ValueError:
+            return
+        real = os.path.realpath(path)
+        if real not in watch.disk:  # a change seen earlier in the turn already recorded it
+            watch.disk[real] = _read_disk(path, _DISK_COMPARE_LIMIT)
 
     def _open_buffer(self, path: str) -> tuple[str, str] | None:
         """(URI, text) of the editor's open document of `path` (a real path), if any."""
