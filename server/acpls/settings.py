@@ -50,10 +50,16 @@ class Settings:
     context_max_embed_bytes: int = 256 * 1024
     context_max_image_bytes: int = 5 * 1024 * 1024
     registry_url: str = DEFAULT_REGISTRY_URL
+    # Agent name -> the mode id set after session/new (`defaultMode`).
+    default_modes: tuple[tuple[str, str], ...] = ()
 
     def agent_restart_key(self) -> tuple[Any, ...]:
         """Settings whose change means the running agent must be restarted."""
         return (self.agent, self.protocol_version, self.env_remove, repr(self.mcp_servers))
+
+    def default_mode(self, agent: str) -> str | None:
+        """The mode `agent`'s new sessions are put in (`defaultMode`), or None (its own)."""
+        return dict(self.default_modes).get(agent)
 
     def base_env(self, base: Mapping[str, str]) -> dict[str, str]:
         """The editor's environment minus `env.remove`: what any agent acpls starts inherits."""
@@ -200,11 +206,22 @@ def _registry_url(value: Any) -> str:
     return value
 
 
+def _default_modes(value: Any) -> tuple[tuple[str, str], ...]:
+    if value == []:  # an empty Lua table arrives as a list
+        return ()
+    if not isinstance(value, Mapping):
+        raise TypeError("must map agent names to mode ids")
+    if not all(isinstance(k, str) and isinstance(v, str) and v for k, v in value.items()):
+        raise ValueError("must map agent names to non-empty mode ids")
+    return tuple(sorted(value.items()))
+
+
 # Every key the server reads, dotted as editors/protocol.md section 1 and
 # editors/fixtures/settings.json name it: the Settings field it sets and how it is checked.
 _KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "agent": ("agent", _parse_agent),
     "protocolVersion": ("protocol_version", _parse_version),
+    "defaultMode": ("default_modes", _default_modes),
     "follow.enabled": ("follow_enabled", _bool),
     "follow.subagents": ("follow_subagents", _bool),
     "mcpServers": ("mcp_servers", _mcp_servers),

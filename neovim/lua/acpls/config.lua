@@ -5,6 +5,7 @@ local M = {}
 M.server_keys = {
   'agent',
   'protocolVersion',
+  'defaultMode',
   'follow',
   'mcpServers',
   'permissions',
@@ -32,6 +33,7 @@ local schema = {
   -- name, a registry id or {command, args?, env?}. Kept by the plugin, not sent as a setting.
   agents = 'table',
   protocolVersion = { type = 'string|number', oneof = { 'auto', 1, 2 } },
+  defaultMode = 'table',
   follow = { enabled = 'boolean', subagents = 'boolean' },
   mcpServers = 'table',
   permissions = { autoApprove = 'table', rules = 'boolean' },

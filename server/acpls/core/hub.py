@@ -434,7 +434,44 @@ class Hub:
         if not isinstance(result, dict) or not isinstance(result.get("sessionId"), str):
             raise CommandError(f"the agent answered session/new with {result!r}", INTERNAL_ERROR)
         conn = self.connection_of(name) or conn  # a sign-in may have restarted it
-        return self._register_session(conn, result["sessionId"], cwd, result)
+        session = self._register_session(conn, result["sessionId"], cwd, result)
+        await self._apply_default_mode(session, name, result)
+        return session
+
+    async def _apply_default_mode(self, session: Session, agent: str, result: dict) -> None:
+        """Put a new session in the agent's `defaultMode`. A mode it does not offer, or a
+        refusal, is shown (window/showMessage and a notice), never silent; the session keeps
+        the agent's own mode."""
+        mode = self.settings.default_mode(agent)
+        if mode is None:
+            return
+        current, offered = _modes_of(result)
+        if mode == current:
+            return
+        if offered and mode not in offered:
+            problem = f"it offers {', '.join(offered)}"
+        else:
+            try:
+                config_id = self.router.mode_config_id(session)
+                if not isinstance(result.get("modes"), dict) and config_id is not None:
+                    await self.set_config_option(session.id, config_id, mode)  # OpenCode
+                else:
+                    await self.set_mode(session.id, mode)
+                return
+            except (CommandError, AcpError) as exc:
+                problem = str(exc)
+        message = f"acpls: {agent} did not take defaultMode {mode!r} ({problem})"
+        logger.warning("%s", message)
+        self.editor.show_message(ports.MESSAGE_WARNING, message)
+        self.router.send_update(
+            session,
+            {
+                "sessionUpdate": "notice",
+                "severity": "warning",
+                "title": f"{agent}: defaultMode {mode!r} not set",
+                "description": problem,
+            },
+        )
 
     def lifecycle_params(self, conn: AgentConnection, cwd: str) -> dict[str, Any]:
         """`cwd`, `mcpServers` and, where the agent takes them, the editor's other workspace
@@ -722,3 +759,18 @@ def _auth_id(method: Mapping[str, Any]) -> str | None:
 def _auth_name(method: Mapping[str, Any]) -> str:
     name = method.get("name")
     return name if isinstance(name, str) and name else str(_auth_id(method))
+
+
+def _modes_of(result: dict) -> tuple[Any, list[str]]:
+    """The current mode and the mode ids a session/new result offers: v1 `modes`, or a config
+    option of category `mode` (v2, and v1 agents that have only config options)."""
+    modes = result.get("modes")
+    if isinstance(modes, dict):
+        available = modes.get("availableModes") or []
+        ids = [m.get("id") for m in available if isinstance(m, dict)]
+        return modes.get("currentModeId"), [i for i in ids if isinstance(i, str)]
+    for option in result.get("configOptions") or []:
+        if isinstance(option, dict) and option.get("category") == "mode":
+            values = [v.get("value") for v in option.get("options") or [] if isinstance(v, dict)]
+            return option.get("currentValue"), [v for v in values if isinstance(v, str)]
+    return None, []

@@ -313,6 +313,11 @@ class UpdateRouter:
                 self.hub.state_dir, session.id, session.agent or self.hub.settings.agent.name
             )
             self._transcripts[session.id] = transcript
+            # The mode the session is in (set before the transcript existed).
+            options = {"sessionUpdate": "config_options", "configOptions": session.config_options}
+            for known in (session.modes, options):
+                if isinstance(known, dict):
+                    transcript.add_update(known)
         transcript.flush()
         return path_to_uri(str(transcript.path))
 

@@ -86,6 +86,7 @@ class Transcript:
         self._terminal_bytes: dict[str, int] = {}
         self._usage: str | None = None
         self._usage_warning = usage.WarnOnce()
+        self._mode: str | None = None
 
     @classmethod
     def create(cls, state_dir: Path, session_id: str, agent: str) -> Transcript:
@@ -143,10 +144,23 @@ class Transcript:
                 self._role = None
                 self._append(f"\n\n> warning: {warning}")
                 return warning
+        elif kind in ("modes", "config_options"):
+            self._mode_shown(update)
         elif kind == "notice":
             self._role = None
             self._append(f"\n\n> {update.get('severity', 'info')}: {update.get('title', '')}")
         return None
+
+    def _mode_shown(self, update: dict[str, Any]) -> None:
+        """A line when the session's mode changes (generic editors have no other place that
+        shows it): `modes` (v1) or the config option of category `mode`."""
+        current, name = _current_mode(update)
+        if current is None or current == self._mode:
+            return
+        self._mode = current
+        self._role = None
+        shown = f"{name} (`{current}`)" if name and name != current else f"`{current}`"
+        self._append(f"\n\n> mode: {shown}")
 
     def _tool_call(self, call: dict[str, Any]) -> None:
         call_id = str(call.get("toolCallId", ""))
@@ -224,3 +238,26 @@ def _content_text(content: Any) -> str:
         resource = content.get("resource") or {}
         return f"\n```\n{resource.get('text', '')}\n```\n"
     return f"[{kind}]"
+
+
+def _current_mode(update: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The current mode id of a `modes` or `config_options` update, and its name."""
+    if update.get("sessionUpdate") == "modes":
+        current = update.get("currentModeId")
+        choices = [(m.get("id"), m.get("name")) for m in update.get("availableModes") or []
+                   if isinstance(m, dict)]  # fmt: skip
+    else:
+        option = next(
+            (o for o in update.get("configOptions") or []
+             if isinstance(o, dict) and o.get("category") == "mode"),
+            None,
+        )  # fmt: skip
+        if option is None:
+            return None, None
+        current = option.get("currentValue")
+        choices = [(v.get("value"), v.get("name")) for v in option.get("options") or []
+                   if isinstance(v, dict)]  # fmt: skip
+    if not isinstance(current, str):
+        return None, None
+    name = next((n for i, n in choices if i == current and isinstance(n, str)), None)
+    return current, name

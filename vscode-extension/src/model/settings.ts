@@ -12,6 +12,7 @@ export const LOG_LEVELS = ["debug", "info", "warning", "error"] as const;
 export const SERVER_KEYS = [
   "agent",
   "protocolVersion",
+  "defaultMode",
   "follow.enabled",
   "follow.subagents",
   "mcpServers",
@@ -61,6 +62,8 @@ const stringList: Validator = (v) => (isStringArray(v) ? undefined : "must be a 
 const VALIDATORS: Record<ServerKey, Validator> = {
   agent: validateAgent,
   protocolVersion: (v) => (v === "auto" || v === 1 || v === 2 ? undefined : 'must be "auto", 1 or 2'),
+  defaultMode: (v) =>
+    isObject(v) && Object.values(v).every((m) => typeof m === "string" && m !== "") ? undefined : "must map agent names to mode ids",
   "follow.enabled": boolean,
   "follow.subagents": boolean,
   mcpServers: (v) => (Array.isArray(v) && v.every(isObject) ? undefined : "must be a list of MCP server objects"),
