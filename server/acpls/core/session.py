@@ -29,6 +29,17 @@ class Turn:
     # The agent's token counts for the turn (ACP v1 unstable PromptResponse.usage), when given.
     usage: dict[str, Any] | None = None
 
+    def __attrs_post_init__(self) -> None:
+        # A failed turn is reported by the prompt request that awaits it. When that request is
+        # gone (cancelled, or acpls is shutting down) nobody awaits it, and the failure is
+        # expected, not a "Future exception was never retrieved" for the loop's handler.
+        self.done.add_done_callback(_mark_retrieved)
+
+
+def _mark_retrieved(done: asyncio.Future[str]) -> None:
+    if not done.cancelled():
+        done.exception()
+
 
 @attrs.define
 class Session:
