@@ -47,7 +47,7 @@ if (args.has("--e2e")) {
     ...common,
     sourcemap: true,
     minify: false,
-    entryPoints: ["test/e2e/vscode.test.ts", "test/e2e/questions.test.ts", "test/e2e/queue.test.ts", "test/e2e/python.test.ts", "test/e2e/mentions.test.ts", "test/e2e/checkpoints.test.ts", "test/e2e/speed.test.ts", "test/e2e/realClaude.test.ts", "test/e2e/multiAgent.test.ts"],
+    entryPoints: ["test/e2e/vscode.test.ts", "test/e2e/questions.test.ts", "test/e2e/queue.test.ts", "test/e2e/python.test.ts", "test/e2e/mentions.test.ts", "test/e2e/checkpoints.test.ts", "test/e2e/speed.test.ts", "test/e2e/realClaude.test.ts", "test/e2e/multiAgent.test.ts", "test/e2e/conflicts.test.ts"],
     outdir: "out/test/e2e",
     platform: "node",
     format: "cjs",

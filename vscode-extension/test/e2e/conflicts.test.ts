@@ -1,0 +1,87 @@
+// An agent's disk write over unsaved text in a real VS Code (code-server, the built .vsix), against
+// the scripted test agent: the user types in calc.py without saving, the agent writes calc.py on
+// disk; the warning (acpls/resolveConflict) appears; "Keep mine" leaves the unsaved text in the
+// editor and the agent's on disk. Screenshots go to test-artifacts/vscode/ (prefixed "conflicts").
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { readEnv, VsCode } from "./harness";
+
+const env = readEnv();
+const vscode = new VsCode(env);
+const agentLog = join(vscode.root, "agent.jsonl");
+const AGENT = "def multiply(a, b):\n    return a ** b  # the agent's\n";
+
+const script = {
+  protocol: 1,
+  on_prompt: [[{ write_file: { path: "$cwd/calc.py", text: AGENT } }]],
+};
+
+const settings: Record<string, unknown> = {
+  "acpls.agent": {
+    command: "python3",
+    args: [join(env.repoRoot, "tests", "agents", "scripted_agent.py"), "--script-json", JSON.stringify(script), "--log", agentLog],
+    env: { PYTHONPATH: join(env.repoRoot, "server") },
+  },
+  "acpls.python": env.python,
+  "workbench.startupEditor": "none",
+  "workbench.tips.enabled": false,
+  "security.workspace.trust.enabled": false,
+  "telemetry.telemetryLevel": "off",
+  "extensions.autoCheckUpdates": false,
+  "extensions.autoUpdate": false,
+  "update.mode": "none",
+  "files.autoSave": "off",
+  "chat.commandCenter.enabled": false,
+  "workbench.secondarySideBar.defaultVisibility": "hidden",
+};
+
+describe("an agent's disk write over unsaved text in VS Code", { timeout: 240_000 }, () => {
+  before(async () => {
+    vscode.prepare(settings);
+    const installed = await vscode.installExtension();
+    assert.match(installed, /acpls/, installed);
+    await vscode.start({});
+  });
+
+  after(async () => {
+    if (process.exitCode !== undefined && process.exitCode !== 0) console.log(vscode.output.slice(-4000));
+    await vscode.stop();
+  });
+
+  test("Keep mine: the unsaved text stays in the editor, the agent's on disk", async () => {
+    const page = vscode.page;
+    const calc = join(vscode.workspace, "calc.py");
+    await page.locator(".statusbar-item", { hasText: "Follow" }).first().waitFor({ timeout: 60_000 });
+    await page.keyboard.press("Control+P");
+    const input = page.locator(".quick-input-widget input");
+    await input.fill("calc.py");
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: "calc.py" }).first().click();
+    const editor = page.locator(".monaco-editor .view-lines").first();
+    await editor.click();
+    await page.keyboard.press("Control+Home");
+    await page.keyboard.type("# mine, not saved\n");
+    await page.locator(".tab.dirty", { hasText: "calc.py" }).waitFor({ timeout: 10_000 });
+
+    await vscode.command("acpls: Open the agent panel");
+    const panel = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+    const prompt = panel.locator("textarea.prompt");
+    await prompt.waitFor({ timeout: 60_000 });
+    await prompt.fill("Make it a power");
+    await prompt.press("Enter");
+    await panel.locator(".turn-end").first().waitFor({ timeout: 60_000 });
+    assert.equal(readFileSync(calc, "utf8"), AGENT);
+
+    const toast = page.locator(".notification-toast", { hasText: "unsaved changes" });
+    await toast.waitFor({ timeout: 30_000 });
+    await vscode.screenshot("conflicts-asked");
+    await toast.locator(".monaco-button", { hasText: "Keep mine" }).click();
+    await toast.waitFor({ state: "detached", timeout: 10_000 });
+    assert.equal(readFileSync(calc, "utf8"), AGENT);
+    await page.locator(".tab.dirty", { hasText: "calc.py" }).waitFor({ timeout: 10_000 });
+    assert.match((await editor.innerText()).replace(/\u00a0/g, " "), /# mine, not saved/);
+    await vscode.screenshot("conflicts-kept");
+  });
+});
