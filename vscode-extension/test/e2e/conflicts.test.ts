@@ -13,10 +13,11 @@ const env = readEnv();
 const vscode = new VsCode(env);
 const agentLog = join(vscode.root, "agent.jsonl");
 const AGENT = "def multiply(a, b):\n    return a ** b  # the agent's\n";
+const AGENT2 = "def multiply(a, b):\n    return a * b  # the agent's again\n";
 
 const script = {
   protocol: 1,
-  on_prompt: [[{ write_file: { path: "$cwd/calc.py", text: AGENT } }]],
+  on_prompt: [[{ write_file: { path: "$cwd/calc.py", text: AGENT } }], [{ write_file: { path: "$cwd/calc.py", text: AGENT2 } }]],
 };
 
 const settings: Record<string, unknown> = {
@@ -83,5 +84,28 @@ describe("an agent's disk write over unsaved text in VS Code", { timeout: 240_00
     await page.locator(".tab.dirty", { hasText: "calc.py" }).waitFor({ timeout: 10_000 });
     assert.match((await editor.innerText()).replace(/\u00a0/g, " "), /# mine, not saved/);
     await vscode.screenshot("conflicts-kept");
+  });
+
+  test("Take the agent's: the editor gets the agent's text", async () => {
+    const page = vscode.page;
+    const calc = join(vscode.workspace, "calc.py");
+    const editor = page.locator(".monaco-editor .view-lines").first();
+    await editor.click();
+    await page.keyboard.press("Control+Home");
+    await page.keyboard.type("# mine again\n");
+    const panel = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+    const prompt = panel.locator("textarea.prompt");
+    await prompt.fill("Again");
+    await prompt.press("Enter");
+    await panel.locator(".turn-end").nth(1).waitFor({ timeout: 60_000 });
+    assert.equal(readFileSync(calc, "utf8"), AGENT2);
+    const toast = page.locator(".notification-toast", { hasText: "unsaved changes" });
+    await toast.waitFor({ timeout: 30_000 });
+    await toast.locator(".monaco-button", { hasText: "Take the agent's" }).click();
+    for (let i = 0; i < 200 && !(await editor.innerText()).includes("agent's again"); i++) await new Promise((r) => setTimeout(r, 100));
+    const text = (await editor.innerText()).replace(/\u00a0/g, " ");
+    assert.match(text, /return a \* b {2}# the agent's again/);
+    assert.doesNotMatch(text, /# mine/);
+    await vscode.screenshot("conflicts-taken");
   });
 });
