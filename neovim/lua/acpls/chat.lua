@@ -179,6 +179,24 @@ function Chat:windows()
   return in_tab(out), in_tab(input)
 end
 
+--- Windows of this tab page that show another chat (its transcript, its prompt): a chat shown
+--- here takes them over instead of splitting again. Every new split took its width from the
+--- chat beside it until those windows were 0 columns wide, and Neovim aborts drawing a winbar
+--- there (grid.c grid_line_flush assertion).
+---@return integer? out_win, integer? in_win
+function Chat:other_chat_windows()
+  local out_win, in_win
+  for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    local name = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w))
+    if not out_win and name:match('^acpls://chat/') then
+      out_win = w
+    elseif not in_win and name:match('^acpls://prompt/') then
+      in_win = w
+    end
+  end
+  return out_win, in_win
+end
+
 --- Show the chat beside the code (if it is not shown in this tab page); `enter` puts the cursor in
 --- the prompt.
 ---@param enter boolean?
@@ -187,6 +205,18 @@ function Chat:show(enter)
   self:ensure_buffers()
   local out_win, in_win = self:windows()
   local opts = config.get().ui.chat
+  if not out_win and not in_win then
+    local other_out, other_in = self:other_chat_windows()
+    if other_out then
+      vim.api.nvim_win_set_buf(other_out, self.out_buf)
+      out_win = other_out
+    end
+    if other_in and other_out then
+      vim.api.nvim_win_set_buf(other_in, self.in_buf)
+      in_win = other_in
+      self:update_prompt_bar()
+    end
+  end
   if not out_win then
     local pos = opts.position
     if pos == 'tab' then
