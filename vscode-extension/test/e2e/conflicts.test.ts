@@ -106,6 +106,9 @@ describe("an agent's disk write over unsaved text in VS Code", { timeout: 240_00
     const text = (await editor.innerText()).replace(/\u00a0/g, " ");
     assert.match(text, /return a \* b {2}# the agent's again/);
     assert.doesNotMatch(text, /# mine/);
+    // Buffer and disk hold the same text: the tab is not marked as unsaved.
+    await page.locator(".tab:not(.dirty)", { hasText: "calc.py" }).waitFor({ timeout: 10_000 });
+    assert.equal(readFileSync(calc, "utf8"), AGENT2);
     await vscode.screenshot("conflicts-taken");
   });
 });
