@@ -4,6 +4,7 @@ gets must be what the agent meant, and acpls must go on answering."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -215,7 +216,11 @@ async def test_mode_ids_that_are_urls(client: LanguageClient, workspace: Path, t
     await command(client, "acpls.setMode", {"sessionId": "m1", "modeId": URL_MODE + "plan"})
     sent = [m["params"] for m in agent_log(log) if m.get("method") == "session/set_mode"]
     assert sent == [{"sessionId": "m1", "modeId": URL_MODE + "plan"}]
-    shown = [u for u in updates(client) if u.get("sessionUpdate") == "modes"]
+    for _ in range(100):  # the agent's current_mode_update reaches the editor with the next flush
+        shown = [u for u in updates(client) if u.get("sessionUpdate") == "modes"]
+        if shown[-1]["currentModeId"] == URL_MODE + "plan":
+            break
+        await asyncio.sleep(0.05)
     assert shown[0]["currentModeId"] == URL_MODE + "agent", shown
     assert shown[-1]["currentModeId"] == URL_MODE + "plan", shown
     assert [m["id"] for m in shown[-1]["availableModes"]] == [URL_MODE + "agent", URL_MODE + "plan"]

@@ -166,7 +166,13 @@ class AgentProcess:
             return
         if proc.stdin.is_closing() or self._kill_reason is not None:
             return
-        proc.stdin.write(data)
+        try:
+            proc.stdin.write(data)
+        except (ConnectionError, RuntimeError) as exc:
+            # The agent closed its input as it exited (uvloop says RuntimeError: "the handler is
+            # closed"); its exit is reported by the waiter.
+            logger.debug("%sagent input closed; dropped %d bytes: %s", self._tag, len(data), exc)
+            return
         waiting = proc.stdin.transport.get_write_buffer_size()
         if waiting > self.max_input_bytes:
             self._stop_unread(waiting)
@@ -185,7 +191,7 @@ class AgentProcess:
     async def drain(self) -> None:
         proc = self._proc
         if proc and proc.stdin and not proc.stdin.is_closing():
-            with contextlib.suppress(ConnectionError):
+            with contextlib.suppress(ConnectionError, RuntimeError):  # RuntimeError: uvloop
                 await proc.stdin.drain()
 
     async def _read_stdout(self) -> None:

@@ -173,7 +173,9 @@ async def _initialize(proc: asyncio.subprocess.Process) -> dict[str, Any]:
     try:
         proc.stdin.write(_initialize_request())
         await proc.stdin.drain()
-    except (BrokenPipeError, ConnectionResetError) as exc:
+    except (ConnectionError, RuntimeError) as exc:
+        # The agent is gone: asyncio says BrokenPipe/ConnectionReset, uvloop a RuntimeError
+        # ("the handler is closed").
         code = await proc.wait()
         raise _AgentGone(f"exited with status {code} before reading initialize") from exc
     while True:
@@ -197,7 +199,8 @@ async def _initialize(proc: asyncio.subprocess.Process) -> dict[str, Any]:
         if "method" in message and "id" in message:  # a request of the agent's: not for a check
             error = {"code": -32601, "message": "not answered during a check"}
             reply = {"jsonrpc": "2.0", "id": message["id"], "error": error}
-            proc.stdin.write(json.dumps(reply).encode() + b"\n")
+            with contextlib.suppress(ConnectionError, RuntimeError):  # gone: the read tells
+                proc.stdin.write(json.dumps(reply).encode() + b"\n")
 
 
 def _answered(
