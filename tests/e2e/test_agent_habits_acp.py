@@ -216,6 +216,7 @@ async def test_mode_ids_that_are_urls(client: LanguageClient, workspace: Path, t
     await command(client, "acpls.setMode", {"sessionId": "m1", "modeId": URL_MODE + "plan"})
     sent = [m["params"] for m in agent_log(log) if m.get("method") == "session/set_mode"]
     assert sent == [{"sessionId": "m1", "modeId": URL_MODE + "plan"}]
+    shown: list[dict[str, Any]] = []
     for _ in range(100):  # the agent's current_mode_update reaches the editor with the next flush
         shown = [u for u in updates(client) if u.get("sessionUpdate") == "modes"]
         if shown[-1]["currentModeId"] == URL_MODE + "plan":
