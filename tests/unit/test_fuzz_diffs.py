@@ -97,7 +97,15 @@ class DiffMachine(RuleBasedStateMachine):
             old = item.get("oldText")
             if text_edits and current is not None and isinstance(old, str):
                 # A stale whole text can still be a fragment found once in the file (acpls cannot
-                # tell the two apart): then the edit is exactly that one replacement.
+                # tell the two apart): then the edit is exactly that one replacement. In a file
+                # with CRLF at every line end, LF texts are read with CRLF line ends first.
+                if _count(current, old) != 1 or _count(current, new_text) != 0:
+                    assert "\r" not in old + new_text
+                    assert current.count("\r\n") == current.count("\n") > 0
+                    old, new_text = old.replace("\n", "\r\n"), new_text.replace("\n", "\r\n")
+                    if current == old:
+                        assert apply_edits(current, text_edits) == new_text
+                        return
                 assert _count(current, old) == 1 and _count(current, new_text) == 0
                 assert apply_edits(current, text_edits) == current.replace(old, new_text, 1)
                 return
