@@ -8,7 +8,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
 
 const run = promisify(execFile);
 
@@ -164,14 +164,28 @@ export class VsCode {
 
   /** Runs a command through the command palette, by its title. */
   async command(title: string): Promise<void> {
-    await this.page.keyboard.press("Escape");
-    await this.page.keyboard.press("F1");
-    const input = this.page.locator(".quick-input-widget input");
-    await input.waitFor({ state: "visible", timeout: 10_000 });
+    const input = await this.openPalette();
     await input.fill(`>${title}`);
     const row = this.page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first();
     await row.waitFor({ state: "visible", timeout: 10_000 });
     await row.click();
+  }
+
+  // The palette's key can land where the workbench does not see it (focus left in a webview's
+  // frame after a click in the panel): then the editor area takes the focus and the key again.
+  private async openPalette(): Promise<Locator> {
+    const input = this.page.locator(".quick-input-widget input");
+    for (let attempt = 1; ; attempt++) {
+      await this.page.keyboard.press("Escape");
+      await this.page.keyboard.press(attempt % 2 === 1 ? "F1" : "Control+Shift+P");
+      try {
+        await input.waitFor({ state: "visible", timeout: 5_000 });
+        return input;
+      } catch (error) {
+        if (attempt === 3) throw error;
+        await this.page.locator(".part.editor").first().click({ position: { x: 40, y: 60 }, force: true }).catch(() => undefined);
+      }
+    }
   }
 
   async stop(): Promise<void> {
