@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { readEnv, VsCode } from "./harness";
+import { agentMessages, readEnv, until, VsCode } from "./harness";
 
 const env = readEnv();
 const vscode = new VsCode(env);
@@ -46,24 +46,6 @@ const settings: Record<string, unknown> = {
   "chat.commandCenter.enabled": false,
   "workbench.secondarySideBar.defaultVisibility": "hidden",
 };
-
-function sent(method: string): Record<string, unknown>[] {
-  if (!existsSync(agentLog)) return [];
-  return readFileSync(agentLog, "utf8")
-    .split("\n")
-    .filter((line) => line.trim() !== "")
-    .map((line) => JSON.parse(line) as Record<string, unknown>)
-    .filter((m) => m.method === method)
-    .map((m) => m.params as Record<string, unknown>);
-}
-
-async function until(what: string, ok: () => boolean): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    if (ok()) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 describe("checkpoints in VS Code", { timeout: 240_000 }, () => {
   before(async () => {
@@ -121,12 +103,12 @@ describe("checkpoints in VS Code", { timeout: 240_000 }, () => {
     for (let i = 0; i < 100 && (await prompt.inputValue()) === ""; i++) await new Promise((r) => setTimeout(r, 100));
     assert.equal(await prompt.inputValue(), "Make multiply a power\nand tell me why");
     // A new session (the agent offers no fork), shown empty until the prompt is sent again.
-    assert.equal(sent("session/new").length, 2);
+    assert.equal(agentMessages(agentLog, "session/new").length, 2);
     assert.equal(await panel.locator(".item.message.user").count(), 0);
     await vscode.screenshot("checkpoints-continue");
     await prompt.press("Enter");
-    await until("the prompt in the new session", () => sent("session/prompt").length === 3);
-    const third = sent("session/prompt")[2] as { sessionId: string; prompt: { type: string; text?: string }[] };
+    await until("the prompt in the new session", () => agentMessages(agentLog, "session/prompt").length === 3);
+    const third = agentMessages(agentLog, "session/prompt")[2] as { sessionId: string; prompt: { type: string; text?: string }[] };
     assert.equal(third.sessionId, "scripted-2");
     // The conversation up to that turn comes first, then the prompt itself.
     assert.match(third.prompt[0]?.text ?? "", /Look around/);

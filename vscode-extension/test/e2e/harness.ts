@@ -3,7 +3,7 @@
 // playwright-core. Everything it starts runs in its own process group and is ended at the end.
 
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -212,4 +212,24 @@ export class VsCode {
     }
     rmSync(this.root, { recursive: true, force: true });
   }
+}
+
+/** The params of every `method` message the scripted agent logged (tests/agents/scripted_agent.py --log). */
+export function agentMessages(log: string, method: string): Record<string, unknown>[] {
+  if (!existsSync(log)) return [];
+  return readFileSync(log, "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((m) => m.method === method)
+    .map((m) => m.params as Record<string, unknown>);
+}
+
+/** Polls `ok` for up to 30 s. */
+export async function until(what: string, ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if (ok()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
 }

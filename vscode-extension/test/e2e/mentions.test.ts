@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { after, before, describe, test } from "node:test";
 import type { FrameLocator } from "playwright-core";
-import { readEnv, VsCode } from "./harness";
+import { readEnv, until, VsCode } from "./harness";
 
 const env = readEnv();
 const vscode = new VsCode(env);
@@ -60,14 +60,6 @@ function prompts(): Record<string, unknown>[][] {
     .map((line) => JSON.parse(line) as Record<string, unknown>)
     .filter((m) => m.method === "session/prompt")
     .map((m) => (m.params as { prompt: Record<string, unknown>[] }).prompt);
-}
-
-async function until(what: string, ok: () => boolean): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    if (ok()) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 describe("@-mentions and images in the VS Code panel", { timeout: 240_000 }, () => {

@@ -5,11 +5,10 @@
 // still runs and is cancelled there. Screenshots go to test-artifacts/vscode/multi-agent/.
 
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { FrameLocator } from "playwright-core";
-import { readEnv, VsCode } from "./harness";
+import { agentMessages, readEnv, until, VsCode } from "./harness";
 
 const env = readEnv();
 const vscode = new VsCode({ ...env, artifacts: join(env.artifacts, "multi-agent") });
@@ -43,24 +42,6 @@ const settings: Record<string, unknown> = {
   "workbench.secondarySideBar.defaultVisibility": "hidden",
 };
 
-function sent(method: string): Record<string, unknown>[] {
-  if (!existsSync(agentLog)) return [];
-  return readFileSync(agentLog, "utf8")
-    .split("\n")
-    .filter((line) => line.trim() !== "")
-    .map((line) => JSON.parse(line) as Record<string, unknown>)
-    .filter((m) => m.method === method)
-    .map((m) => m.params as Record<string, unknown>);
-}
-
-async function until(what: string, ok: () => boolean): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    if (ok()) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 describe("several agents side by side in VS Code", { timeout: 240_000 }, () => {
   before(async () => {
     vscode.prepare(settings);
@@ -85,7 +66,7 @@ describe("several agents side by side in VS Code", { timeout: 240_000 }, () => {
     await prompt.fill("hello alpha");
     await prompt.press("Enter");
     await panel.locator(".message.agent", { hasText: "from alpha" }).waitFor({ timeout: 60_000 });
-    await until("alpha's turn at the agent", () => sent("session/prompt").length === 1);
+    await until("alpha's turn at the agent", () => agentMessages(agentLog, "session/prompt").length === 1);
     assert.equal(await panel.locator("button.cancel").isVisible(), true, "alpha's turn runs");
 
     // A new session with another agent: the demo preset, picked in the panel.
@@ -105,7 +86,7 @@ describe("several agents side by side in VS Code", { timeout: 240_000 }, () => {
     await panel.locator(".state", { hasText: "acpls demo" }).waitFor({ timeout: 10_000 });
     const labels = await panel.locator("select.session-select option").allTextContents();
     assert.ok(labels.some((l) => l.endsWith("· alpha")) && labels.some((l) => l.endsWith("· demo")), JSON.stringify(labels));
-    assert.equal(sent("session/prompt").length, 1, "the demo's prompt did not go to alpha");
+    assert.equal(agentMessages(agentLog, "session/prompt").length, 1, "the demo's prompt did not go to alpha");
     await vscode.screenshot("demo-turn-beside-alpha");
 
     // Back in alpha's session: its turn still runs; cancelled there, it ends.
@@ -116,7 +97,7 @@ describe("several agents side by side in VS Code", { timeout: 240_000 }, () => {
     await panel.locator(".state", { hasText: "alpha-agent" }).waitFor({ timeout: 10_000 });
     await panel.locator("button.cancel").click();
     await panel.locator(".turn-end", { hasText: "cancelled" }).waitFor({ timeout: 30_000 });
-    await until("alpha got the cancel", () => sent("session/cancel").length === 1);
+    await until("alpha got the cancel", () => agentMessages(agentLog, "session/cancel").length === 1);
     await vscode.screenshot("alpha-cancelled");
   });
 });

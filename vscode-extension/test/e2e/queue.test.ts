@@ -6,11 +6,10 @@
 // Screenshots go to test-artifacts/vscode/ (prefixed "queue").
 
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { FrameLocator } from "playwright-core";
-import { readEnv, VsCode } from "./harness";
+import { agentMessages, readEnv, until, VsCode } from "./harness";
 
 const env = readEnv();
 const vscode = new VsCode(env);
@@ -64,24 +63,6 @@ const settings: Record<string, unknown> = {
   "workbench.secondarySideBar.defaultVisibility": "hidden",
 };
 
-function sent(method: string): Record<string, unknown>[] {
-  if (!existsSync(agentLog)) return [];
-  return readFileSync(agentLog, "utf8")
-    .split("\n")
-    .filter((line) => line.trim() !== "")
-    .map((line) => JSON.parse(line) as Record<string, unknown>)
-    .filter((m) => m.method === method)
-    .map((m) => m.params as Record<string, unknown>);
-}
-
-async function until(what: string, ok: () => boolean): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    if (ok()) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 describe("queue, steer and sub-agents in VS Code", { timeout: 240_000 }, () => {
   before(async () => {
     vscode.prepare(settings);
@@ -110,7 +91,7 @@ describe("queue, steer and sub-agents in VS Code", { timeout: 240_000 }, () => {
     await nested.locator("summary", { hasText: "Sub-agent: 2 tool calls" }).waitFor({ timeout: 90_000 });
     assert.equal(await nested.getAttribute("open"), null);
     assert.equal(await panel.locator(".item.tool").count(), 1);
-    await until("the first prompt at the agent", () => sent("session/prompt").length === 1);
+    await until("the first prompt at the agent", () => agentMessages(agentLog, "session/prompt").length === 1);
     for (const text of ["second", "third"]) {
       await prompt.fill(text);
       await prompt.press("Enter");
@@ -121,15 +102,15 @@ describe("queue, steer and sub-agents in VS Code", { timeout: 240_000 }, () => {
     await vscode.screenshot("queue-two-waiting");
     await rows.nth(1).locator("button[aria-label='Remove']").click();
     await rows.nth(0).locator("button", { hasText: "Steer" }).click();
-    await until("the steered prompt at the agent", () => sent("_session/steering").length === 1);
-    assert.deepEqual(sent("_session/steering")[0]?.prompt, [{ type: "text", text: "second" }]);
+    await until("the steered prompt at the agent", () => agentMessages(agentLog, "_session/steering").length === 1);
+    assert.deepEqual(agentMessages(agentLog, "_session/steering")[0]?.prompt, [{ type: "text", text: "second" }]);
     await panel.locator(".queue").waitFor({ state: "hidden", timeout: 10_000 });
     await nested.locator("summary").click();
     await nested.locator(".subagent-call", { hasText: "Step child-2" }).waitFor({ timeout: 5_000 });
     await vscode.screenshot("queue-steered-subagents-open");
     // Nothing queued is left: the turn ends and no second prompt is sent.
     await panel.locator(".turn-end").first().waitFor({ timeout: 60_000 });
-    assert.equal(sent("session/prompt").length, 1);
+    assert.equal(agentMessages(agentLog, "session/prompt").length, 1);
   });
 
   test("agent sessions: every page with titles, loaded with its history", async () => {
@@ -144,8 +125,8 @@ describe("queue, steer and sub-agents in VS Code", { timeout: 240_000 }, () => {
     const actions = page.locator(".quick-input-widget", { hasText: "Stored old-b" });
     await actions.locator(".quick-input-list .monaco-list-row", { hasText: "Load it with its history" }).click();
     await panel.locator(".message.agent", { hasText: "replayed from old-b" }).waitFor({ timeout: 30_000 });
-    assert.deepEqual(sent("session/load").map((p) => p.sessionId), ["old-b"]);
-    assert.deepEqual(sent("session/list").map((p) => p.cursor ?? null), [null, "c1"]);
+    assert.deepEqual(agentMessages(agentLog, "session/load").map((p) => p.sessionId), ["old-b"]);
+    assert.deepEqual(agentMessages(agentLog, "session/list").map((p) => p.cursor ?? null), [null, "c1"]);
     await vscode.screenshot("sessions-loaded");
   });
 });
