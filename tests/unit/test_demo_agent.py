@@ -364,6 +364,15 @@ async def test_v2_resume_without_and_with_replay(start: Start, workspace: Path) 
     assert not [
         u for u in after if u["sessionUpdate"] not in ("state_update", "available_commands_update")
     ]
+    # The agent sends available_commands_update just after its response: wait for it, or it
+    # lands among the second resume's replay.
+    await client.wait_for(
+        lambda: any(
+            m.get("method") == "session/update"
+            and m["params"]["update"]["sessionUpdate"] == "available_commands_update"
+            for m in client.received[seen:]
+        )
+    )
 
     seen = len(client.received)
     await client.request(
