@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 
 import pytest
 
@@ -206,6 +207,8 @@ def test_output_is_fed_across_ticks_and_a_pane_shown_midway_keeps_every_line(pla
     waiting), the pane opened while it streams loses no row, and the exit line comes last."""
     result = plain_nvim.exec_lua(
         """
+        -- Above Neovim's default scrollback (the default here): every line must be kept.
+        require('acpls.config').set({ui = {terminal = {scrollback = 30000}}})
         local terms = require('acpls.terminals')
         local parts = {}
         for i = 0, 19999 do parts[#parts + 1] = ('line %05d\\r\\n'):format(i) end
@@ -239,6 +242,7 @@ def test_many_output_messages_arriving_while_earlier_ones_are_fed_all_reach_the_
     lost its tail there: 35,000 lines stopped at 25,645)."""
     result = plain_nvim.exec_lua(
         """
+        require('acpls.config').set({ui = {terminal = {scrollback = 40000}}})
         local terms = require('acpls.terminals')
         terms.on_update({sessionId = 's', terminalId = 't', command = 'log'}, {})
         local n = 0
@@ -262,3 +266,69 @@ def test_many_output_messages_arriving_while_earlier_ones_are_fed_all_reach_the_
     assert lines[-1] == "[process exit 0]"
     assert lines[-2] == ""
     assert lines[:-2] == [f"row {i:06d}" for i in range(35_000)]
+
+
+def test_a_burst_of_output_messages_queues_one_feeding_tick_at_a_time(plain_nvim):
+    """Messages arriving the way the LSP client delivers them (each scheduled from a libuv
+    callback) never stack feeding ticks in Neovim's event queue: one waits at most, so the
+    user's own requests are not queued behind a hundred budgets of feeding (RPC round trips of a
+    second while a stream showed, issue 18 E3). Every line still arrives, the exit line last."""
+    nvim = plain_nvim
+    nvim.exec_lua(
+        """
+        local terms = require('acpls.terminals')
+        _G.BURST = {waiting = 0, most = 0, sent = 0}
+        local schedule = vim.schedule
+        vim.schedule = function(fn)
+          local src = debug.getinfo(fn, 'S').source
+          if not src:find('terminals.lua', 1, true) then return schedule(fn) end
+          BURST.waiting = BURST.waiting + 1
+          BURST.most = math.max(BURST.most, BURST.waiting)
+          return schedule(function() BURST.waiting = BURST.waiting - 1; fn() end)
+        end
+        terms.on_update({sessionId = 's', terminalId = 't', command = 'log'}, {})
+        terms.show('s', 't')
+        local n = 0
+        local feeder = vim.uv.new_timer()
+        feeder:start(0, 1, function()
+          BURST.sent = BURST.sent + 1
+          local parts = {}
+          for _ = 1, 600 do parts[#parts + 1] = ('row %06d\\n'):format(n); n = n + 1 end
+          local text = table.concat(parts)
+          schedule(function()
+            terms.on_output({sessionId = 's', terminalId = 't', text = text}, {})
+          end)
+          if BURST.sent == 120 then
+            feeder:stop()
+            schedule(function()
+              terms.on_update({sessionId = 's', terminalId = 't', command = 'log',
+                               exitStatus = {exitCode = 0}}, {})
+              BURST.ended = true
+            end)
+          end
+        end)
+        """
+    )
+    deadline = time.monotonic() + 120
+    while not nvim.exec_lua(
+        "return BURST.ended and require('acpls.terminals').pending_bytes() == 0"
+    ):
+        assert time.monotonic() < deadline, "the output never finished feeding"
+        time.sleep(0.05)
+    time.sleep(0.3)
+    result = nvim.exec_lua(
+        """
+        local terms = require('acpls.terminals')
+        local lines = vim.api.nvim_buf_get_lines(terms.list()[1].buf, 0, -1, false)
+        while lines[#lines] == '' do table.remove(lines) end
+        return {most = BURST.most, stats = terms.stats(), tail = vim.list_slice(lines, #lines - 5)}
+        """
+    )
+    assert result["most"] == 1, result
+    assert result["stats"]["queued"] == result["stats"]["ticks"]
+    # The last row, then the exit line (wrapped at the screen's width), which says that rows
+    # above the scrollback were dropped.
+    tail = result["tail"]
+    exit_at = next(i for i, line in enumerate(tail) if line.startswith("[process exit 0"))
+    assert tail[exit_at - 2] == f"row {120 * 600 - 1:06d}"
+    assert "lines above the last 10000 were dropped" in "".join(tail[exit_at:])

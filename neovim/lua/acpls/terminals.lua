@@ -5,13 +5,17 @@ local M = {}
 local terms = {} ---@type table<string, table>
 local order = {} ---@type string[]
 
--- Output is fed to a terminal in slices across timer ticks, at most TICK_BUDGET_NS of feeding a
--- tick, so the editor takes keys and RPC between them (Neovim's emulator parses ~6 MB/s: one
--- 1.7 MB `nvim_chan_send` held the loop for a quarter of a second). A pane nobody sees takes
--- bigger slices (the same budget, fewer calls).
+-- Output is fed to a terminal in slices across timer ticks, at most a tick's budget of feeding
+-- each, so the editor takes keys and RPC between them (Neovim's emulator parses a few MB/s: one
+-- 1.7 MB `nvim_chan_send` held the loop for a quarter of a second). The budget adapts: small
+-- while the user types (a key within KEY_RECENT_MS), larger while they do not, so a pane catches
+-- up faster when nobody waits on the editor. A pane nobody sees takes bigger slices (the same
+-- budget, fewer calls).
 local SLICE_BYTES = 16 * 1024
 local HIDDEN_SLICE_BYTES = 64 * 1024
-local TICK_BUDGET_NS = 8 * 1000 * 1000
+local TYPING_BUDGET_NS = 8 * 1000 * 1000
+local IDLE_BUDGET_NS = 24 * 1000 * 1000
+local KEY_RECENT_MS = 500
 -- Neovim applies a terminal's new size on its next refresh (~10 ms after the window changed);
 -- output sent before that is laid out for the old size and the rows the resize cuts are lost.
 -- So after the windows showing a pane change, its output waits this long.
@@ -23,6 +27,12 @@ local PENDING_MAX_BYTES = 16 * 1024 * 1024
 local feeding = {} ---@type table<table, boolean> terminals with output waiting
 local timer = nil ---@type uv.uv_timer_t?
 local timer_due = nil ---@type number? hrtime the timer fires at
+-- A tick waits in Neovim's event queue: no second one is queued behind it. Every piece of output
+-- used to queue its own tick while one waited (each a full budget of feeding), so a burst of
+-- messages stacked a hundred ticks ahead of the user's RPC requests: round trips of a second.
+local tick_queued = false
+local last_key_ns = 0 ---@type number hrtime of the user's last key
+local stats = { ticks = 0, queued = 0 }
 
 local function key(sid, tid)
   return tostring(sid) .. '\0' .. tostring(tid)
@@ -127,14 +137,28 @@ end
 local tick
 
 local function arm(delay_ms)
+  if tick_queued then
+    return -- the queued tick feeds everything waiting and arms again if it must
+  end
   local due = vim.uv.hrtime() + delay_ms * 1e6
   if timer_due and timer_due <= due then
     return
   end
-  timer = timer or vim.uv.new_timer()
+  if not timer then
+    timer = vim.uv.new_timer()
+    -- Typing makes the budget small (fast callback: only a clock read).
+    vim.on_key(function()
+      last_key_ns = vim.uv.hrtime()
+    end, vim.api.nvim_create_namespace('acpls.terminals.keys'))
+  end
   timer_due = due
   timer:start(delay_ms, 0, function()
     timer_due = nil
+    if tick_queued then
+      return
+    end
+    tick_queued = true
+    stats.queued = stats.queued + 1
     vim.schedule(tick)
   end)
 end
@@ -223,7 +247,10 @@ local function feed(t, slice)
 end
 
 tick = function()
+  tick_queued = false
+  stats.ticks = stats.ticks + 1
   local start = vim.uv.hrtime()
+  local budget = (start - last_key_ns) < KEY_RECENT_MS * 1e6 and TYPING_BUDGET_NS or IDLE_BUDGET_NS
   local wait_ms = nil
   for t in pairs(feeding) do
     if not vim.api.nvim_buf_is_valid(t.buf) then
@@ -247,7 +274,7 @@ tick = function()
       else
         t.settle_until = nil
         local size = t.layout == '' and HIDDEN_SLICE_BYTES or SLICE_BYTES
-        while t.qhead <= t.qtail and vim.uv.hrtime() - start < TICK_BUDGET_NS do
+        while t.qhead <= t.qtail and vim.uv.hrtime() - start < budget do
           feed(t, take_slice(t, size))
         end
         if t.qhead > t.qtail then
@@ -261,6 +288,12 @@ tick = function()
   if wait_ms then
     arm(wait_ms)
   end
+end
+
+--- Feeding counters (for tests and benchmarks): `ticks` run, `queued` (ticks put in Neovim's
+--- event queue; never more than one at a time).
+function M.stats()
+  return vim.deepcopy(stats)
 end
 
 --- Bytes waiting to be fed to terminal panes (for tests and benchmarks).
