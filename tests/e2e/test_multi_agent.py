@@ -11,8 +11,19 @@ from pathlib import Path
 from typing import Any
 
 from pygls.exceptions import JsonRpcException
+from pytest_lsp import ClientServerConfig, LanguageClient
 
-from tests.e2e.conftest import agent_log, command, notifications, scripted, start
+from tests.e2e.conftest import (
+    SERVER,
+    agent_log,
+    command,
+    make_client,
+    notifications,
+    record_custom,
+    scripted,
+    start,
+    stop_client,
+)
 
 
 def _reply(name: str, sid_prefix: str, protocol: int, crossed: str) -> dict[str, Any]:
@@ -267,3 +278,77 @@ async def test_continuing_from_a_checkpoint_stays_with_its_agent(
     assert agents[cont["sessionId"]] == "beta", agents
     news = [m for m in agent_log(alpha_log) if m.get("method") == "session/new"]
     assert len(news) == 1  # alpha made only its own first session
+
+
+def _beta_says() -> dict[str, Any]:
+    chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "beta"}}
+    return {"protocol": 1, "on_prompt": [[{"update": chunk}]]}
+
+
+async def _second_turn_of_beta(client: Any, workspace: Path, tmp_path: Path) -> tuple[str, dict]:
+    """Default agent alpha; a session of beta with two turns. Returns beta's session id and the
+    checkpoint of its second turn."""
+    alpha = _agent({"protocol": 1}, tmp_path / "alpha.jsonl", "alpha")
+    await start(client, workspace, alpha)
+    made = await command(client, "acpls.newSession", {"agent": _beta(tmp_path)})
+    sid = made["sessionId"]
+    await command(client, "acpls.prompt", {"sessionId": sid, "text": "one"})
+    await command(client, "acpls.prompt", {"sessionId": sid, "text": "two"})
+    listed = await command(client, "acpls.checkpoints", {"sessionId": sid})
+    return sid, next(c for c in listed if c["turn"] == 2)
+
+
+def _beta(tmp_path: Path) -> dict[str, Any]:
+    return _agent(_beta_says(), tmp_path / "beta.jsonl", "beta")
+
+
+async def _agent_of(client: Any, session_id: str) -> str:
+    listed = await command(client, "acpls.sessions", {})
+    return next(s["agent"] for s in listed["sessions"] if s["sessionId"] == session_id)
+
+
+async def test_continuing_from_a_closed_sessions_checkpoint_stays_with_its_agent(
+    client, workspace: Path, tmp_path: Path
+) -> None:
+    """Once acpls no longer holds the session (closed), the checkpoint still says whose it was."""
+    sid, second = await _second_turn_of_beta(client, workspace, tmp_path)
+    assert second["agent"] == "beta"
+    await command(client, "acpls.closeSession", {"sessionId": sid})
+    cont = await command(client, "acpls.continueFromCheckpoint", {"id": second["id"]})
+    assert cont["via"] == "context"
+    assert await _agent_of(client, cont["sessionId"]) == "beta"
+    assert not [m for m in agent_log(tmp_path / "alpha.jsonl") if m.get("method") == "session/new"]
+
+
+async def test_continuing_in_another_acpls_goes_to_the_recorded_agent(
+    client, workspace: Path, tmp_path: Path, server_env: dict[str, str]
+) -> None:
+    """A later acpls (same state directory) reads the agent from the checkpoint log: an agent it
+    cannot start by name is an error naming it (not the default agent); once a session of that
+    agent runs, the continuation is on it."""
+    _, second = await _second_turn_of_beta(client, workspace, tmp_path)
+    await stop_client(client)
+    config = ClientServerConfig(
+        server_command=SERVER, client_factory=make_client, server_env=server_env
+    )
+    later = await config.start()
+    assert isinstance(later, LanguageClient)
+    record_custom(later)
+    try:
+        await start(later, workspace, _agent({"protocol": 1}, tmp_path / "alpha2.jsonl", "alpha"))
+        listed = await command(later, "acpls.checkpoints", {})
+        assert next(c for c in listed if c["id"] == second["id"])["agent"] == "beta"
+        try:
+            await command(later, "acpls.continueFromCheckpoint", {"id": second["id"]})
+            raise AssertionError("continued on another agent than beta")
+        except JsonRpcException as exc:
+            assert exc.code == -32602 and "agent beta" in str(exc), exc
+        assert not [
+            m for m in agent_log(tmp_path / "alpha2.jsonl") if m.get("method") == "session/new"
+        ]
+        await command(later, "acpls.newSession", {"agent": _beta(tmp_path)})
+        cont = await command(later, "acpls.continueFromCheckpoint", {"id": second["id"]})
+        assert cont["via"] == "context"
+        assert await _agent_of(later, cont["sessionId"]) == "beta"
+    finally:
+        await stop_client(later)

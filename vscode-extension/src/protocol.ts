@@ -417,6 +417,8 @@ export type Checkpoint = {
   time: string;
   files: string[];
   notRecorded?: { path: string; reason: string }[];
+  /** The agent whose session the turn was (section 13). */
+  agent?: string;
 };
 export type RestoreResult = { restored: string[]; skipped: { path: string; reason: string }[]; checkpoint: string; prompt: string };
 export type ContinueResult = { sessionId: string; via: string; prompt: string };

@@ -174,6 +174,7 @@ class CheckpointController:
                 prompt=prompt,
                 time=_now(),
                 folders=folders,
+                agent=session.agent or None,
             )
             log.add(checkpoint)
             self._open[session.id] = checkpoint
@@ -293,9 +294,7 @@ class CheckpointController:
             raise CommandError("only the checkpoint of a turn can be continued from")
         log = self.log()
         previous = log.previous_turn(target)
-        # The continuation is a session of the same agent as the turn's, while acpls holds it.
-        origin = self.hub.sessions.get(target.session_id)
-        agent = origin.agent or None if origin is not None else None
+        agent = self._agent_of(target)
         if previous is None:  # before the first turn: nothing was said yet
             session = await self.hub.new_session(agent=agent)
             return {"sessionId": session.id, "via": "new", "prompt": target.prompt}
@@ -306,6 +305,26 @@ class CheckpointController:
         session = await self.hub.new_session(agent=agent)
         self._preambles[session.id] = conversation_context(log.history(target))
         return {"sessionId": session.id, "via": "context", "prompt": target.prompt}
+
+    def _agent_of(self, target: Checkpoint) -> str | None:
+        """The agent a continuation of `target` goes to: the one whose session the turn was (held
+        now, or recorded with the checkpoint, so a closed session or another acpls process still
+        reaches it); None (the default agent) for checkpoints recorded before agents were.
+        A recorded agent acpls cannot start by its name is an error naming it, never a silent
+        switch to another agent."""
+        origin = self.hub.sessions.get(target.session_id or "")
+        agent = (origin.agent if origin is not None else target.agent) or None
+        if agent is None:
+            return None
+        try:
+            self.hub.agent_spec(agent)
+        except CommandError as exc:
+            raise CommandError(
+                f"turn {target.turn} was a session of the agent {agent}, which acpls cannot"
+                f" start by that name ({exc}): start a session of it with acpls.newSession"
+                ' {"agent": {...}} and continue again'
+            ) from exc
+        return agent
 
     def _save_quietly(self) -> None:
         try:

@@ -74,6 +74,9 @@ class Checkpoint:
     # The agent's own copy of the session made when this turn ended (`session/fork`): the
     # conversation as it stood before the session's next turn.
     fork_after: str | None = None
+    # The name of the agent whose session the turn was (core/agent_slots.py), so a continuation
+    # goes to that agent even once acpls no longer holds the session; None in logs from before.
+    agent: str | None = None
 
     def title(self) -> str:
         """The first line of the prompt (the contract's `prompt` field)."""
@@ -89,6 +92,8 @@ class Checkpoint:
             "time": self.time,
             "files": list(self.files),
         }
+        if self.agent is not None:
+            out["agent"] = self.agent
         not_recorded = [
             {"path": posixpath.join(root, rel), "reason": reason}
             for root, state in self.folders.items()
@@ -115,6 +120,7 @@ class Checkpoint:
             "files": self.files,
             "reply": self.reply,
             "forkAfter": self.fork_after,
+            "agent": self.agent,
         }
 
     @classmethod
@@ -131,6 +137,7 @@ class Checkpoint:
             files=[str(f) for f in raw.get("files") or []],
             reply=str(raw.get("reply") or ""),
             fork_after=raw.get("forkAfter"),
+            agent=raw.get("agent") if isinstance(raw.get("agent"), str) else None,
         )
 
 
