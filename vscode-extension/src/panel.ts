@@ -572,6 +572,9 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
         this.ready = true;
         this.sendSnapshot();
         break;
+      case "keys":
+        this.terminals.keys();
+        break;
       case "prompt":
         await this.prompt(message.text);
         break;

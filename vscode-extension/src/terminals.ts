@@ -3,14 +3,14 @@
 // named after its command (renamed when the command becomes known), `reset` clears it, and its exit
 // code or signal is printed when it ends. Output that arrives before VS Code opens the terminal is
 // kept (bounded) and written on open, once VS Code has given the terminal its dimensions; output is
-// written in slices, one per timer tick (model/terminal.ts), so the workbench stays responsive.
+// written in slices, one per timer tick (model/terminal.ts), so the workbench stays responsive; the
+// slices shrink and spread out while the user types (Pacer: keys in the agent panel's prompt, typing
+// in an editor).
 
 import * as vscode from "vscode";
 import type { AcplsClient } from "./client";
-import { TerminalText, terminalName } from "./model/terminal";
+import { Pacer, TerminalText, terminalName } from "./model/terminal";
 
-/** Between two slices of output: lets the workbench take keystrokes while a terminal streams. */
-const SLICE_PAUSE_MS = 4;
 /** The exit line waits this long without output: output of the same server flush goes above it. */
 const EXIT_SETTLE_MS = 50;
 /** A terminal VS Code opened without dimensions gets them when shown; past this, output goes anyway. */
@@ -33,11 +33,13 @@ class AgentTerminal implements vscode.Pseudoterminal {
     readonly terminalId: string,
     limit: number,
     scrollbackLines: number,
+    pacer: Pacer,
   ) {
     this.text = new TerminalText((data) => this.writeEmitter.fire(data), {
       limit,
       scrollbackLines,
-      tick: (work) => setTimeout(work, SLICE_PAUSE_MS),
+      slice: () => pacer.slice(),
+      tick: (work) => setTimeout(work, pacer.pause()),
       settle: (work) => setTimeout(work, EXIT_SETTLE_MS),
     });
   }
@@ -81,6 +83,8 @@ class AgentTerminal implements vscode.Pseudoterminal {
 export class TerminalController implements vscode.Disposable {
   private readonly terminals = new Map<string, AgentTerminal>();
   private readonly disposables: vscode.Disposable[] = [];
+  /** Shared by every agent terminal: one browser main thread draws them all. */
+  readonly pacer = new Pacer();
 
   constructor(client: AcplsClient) {
     client.onNotification("acpls/terminalUpdate", (params) => this.update(params));
@@ -89,7 +93,19 @@ export class TerminalController implements vscode.Disposable {
       vscode.window.onDidCloseTerminal((closed) => {
         for (const agent of this.terminals.values()) if (agent.terminal === closed) agent.close();
       }),
+      // Typing in an editor: a change to a text document the user edits, or the cursor moved by a key.
+      vscode.workspace.onDidChangeTextDocument((event) => {
+        if (event.contentChanges.length > 0 && (event.document.uri.scheme === "file" || event.document.uri.scheme === "untitled")) this.pacer.key();
+      }),
+      vscode.window.onDidChangeTextEditorSelection((event) => {
+        if (event.kind === vscode.TextEditorSelectionChangeKind.Keyboard) this.pacer.key();
+      }),
     );
+  }
+
+  /** Keys arrive elsewhere (the agent panel's prompt): output slows down to let them through. */
+  keys(): void {
+    this.pacer.key();
   }
 
   private get(sessionId: string, terminalId: string): AgentTerminal {
@@ -98,7 +114,7 @@ export class TerminalController implements vscode.Disposable {
     if (agent === undefined) {
       const limit = vscode.workspace.getConfiguration("acpls").get<number>("terminal.scrollbackBytes", 4 * 1024 * 1024);
       const scrollback = vscode.workspace.getConfiguration("terminal.integrated").get<number>("scrollback", 1000);
-      agent = new AgentTerminal(key, terminalId, limit, scrollback);
+      agent = new AgentTerminal(key, terminalId, limit, scrollback, this.pacer);
       this.terminals.set(key, agent);
     }
     return agent;

@@ -48,8 +48,13 @@ export type HostToPanel =
   | { type: "queue"; items: PanelQueued[] }
   | { type: "error"; message: string };
 
+/** The panel says that keys arrive at most this often. */
+export const KEYS_EVERY_MS = 200;
+
 export type PanelToHost =
   | { type: "ready" }
+  /** The user is typing in the panel (at most one a KEYS_EVERY_MS): agent terminals slow down. */
+  | { type: "keys" }
   | { type: "prompt"; text: string }
   | { type: "cancel" }
   | { type: "newSession"; pickAgent?: boolean }
@@ -78,6 +83,7 @@ export function isPanelMessage(value: unknown): value is PanelToHost {
   const m = value as Record<string, unknown>;
   switch (m.type) {
     case "ready":
+    case "keys":
     case "cancel":
     case "browseSessions":
       return true;

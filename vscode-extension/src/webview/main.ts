@@ -26,7 +26,7 @@ import { ChatWindow } from "../model/chatWindow";
 import { PromptHistory } from "../model/history";
 import { renderInline, renderMarkdown } from "../model/markdown";
 import { sessionChoiceLabel } from "../model/multiAgent";
-import type { AgentInfo, ContextChip, HostToPanel, PanelPrompt, PanelQuestion, PanelQueued, PanelToHost, SessionChoice } from "../model/panelMessages";
+import { type AgentInfo, type ContextChip, type HostToPanel, KEYS_EVERY_MS, type PanelPrompt, type PanelQuestion, type PanelQueued, type PanelToHost, type SessionChoice } from "../model/panelMessages";
 import type { FieldValues, FormField } from "../model/question";
 import { usageFraction, usageText, WARN_AT } from "../model/usage";
 import { lineStats } from "../model/permission";
@@ -37,6 +37,19 @@ import type { AvailableCommand, ConfigOption, ConfigSelectGroup, ConfigSelectOpt
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
 const host = acquireVsCodeApi();
 const send = (message: PanelToHost): void => host.postMessage(message);
+
+// Keys typed here tell the host (at most once a KEYS_EVERY_MS): agent terminals then write smaller
+// slices further apart, so this page's keys are not stuck behind xterm.js parsing a big one.
+let keysSent = Number.NEGATIVE_INFINITY;
+document.addEventListener(
+  "keydown",
+  (event) => {
+    if (event.timeStamp - keysSent < KEYS_EVERY_MS) return;
+    keysSent = event.timeStamp;
+    send({ type: "keys" });
+  },
+  { capture: true, passive: true },
+);
 
 // ---------------------------------------------------------------------------------------------------
 // DOM helpers

@@ -16,7 +16,7 @@ import {
 import { ServerLogParser } from "../../src/model/serverLog";
 import { agentLabel, permissionUi, validateSettings } from "../../src/model/settings";
 import { acceptSlash, completeSlash, slashQuery } from "../../src/model/slash";
-import { CLEAR_SEQUENCE, exitLine, TerminalText, terminalName } from "../../src/model/terminal";
+import { CLEAR_SEQUENCE, exitLine, PACE, Pacer, TerminalText, terminalName } from "../../src/model/terminal";
 import { type ChangesParams, parseServerMessage, type RequestPermissionParams } from "../../src/protocol";
 import { fixture } from "./fixtures";
 
@@ -171,6 +171,51 @@ describe("terminal text", () => {
     };
     return { t, written, ticks, drain };
   }
+
+  test("while keys arrive, slices shrink and spread out; without keys they are big again", () => {
+    let now = 1000;
+    const pacer = new Pacer(() => now, { slice: 1000, pause: 4, typingSlice: 100, typingPause: 6, typingMs: 600 });
+    const written: string[] = [];
+    const pauses: number[] = [];
+    const ticks: (() => void)[] = [];
+    const t = new TerminalText((s) => written.push(s), {
+      slice: () => pacer.slice(),
+      tick: (work) => {
+        pauses.push(pacer.pause());
+        ticks.push(work);
+      },
+    });
+    t.open();
+    t.output("x".repeat(5000));
+    assert.deepEqual(
+      written.map((w) => w.length),
+      [1000],
+      "nobody types: a big slice",
+    );
+    assert.deepEqual(pauses, [4]);
+    pacer.key();
+    ticks.shift()?.();
+    ticks.shift()?.();
+    assert.deepEqual(
+      written.map((w) => w.length),
+      [1000, 100, 100],
+      "keys: small slices",
+    );
+    assert.deepEqual(pauses, [4, 6, 6], "further apart");
+    now += 599;
+    ticks.shift()?.();
+    assert.equal(written.at(-1)?.length, 100, "still typing 599 ms after the key");
+    now += 1;
+    ticks.shift()?.();
+    assert.equal(written.at(-1)?.length, 1000, "600 ms after the last key: big slices again");
+    for (let work = ticks.shift(); work !== undefined; work = ticks.shift()) work();
+    assert.equal(written.join(""), "x".repeat(5000), "every character, in order");
+  });
+
+  test("the default pace: typing slices are smaller and further apart than the others", () => {
+    assert.ok(PACE.typingSlice < PACE.slice && PACE.typingPause >= PACE.pause);
+    assert.ok(isPanelMessage({ type: "keys" }));
+  });
 
   test("a long output goes out in slices, one per tick, in order, the exit line last", () => {
     const { t, written, ticks, drain } = sliced(100);
