@@ -30,6 +30,8 @@ const BATCH_MS = 16;
 /** Most updates in one message to the webview: a long load goes as many small messages, between
  * which the webview takes the user's keys. */
 const MAX_POST_UPDATES = 500;
+/** A frame probe the page has not answered by then (hidden, or very busy) counts as answered. */
+const FRAME_WAIT_MS = 250;
 
 export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable {
   static readonly viewId = "acpls.agent";
@@ -47,6 +49,9 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
   private ready = false;
   private outbox: { sessionId: string; updates: SessionUpdate[] } | undefined;
   private flushTimer: NodeJS.Timeout | undefined;
+  /** Frame probes waiting for the page's answer, by number. */
+  private readonly frames = new Map<number, () => void>();
+  private frameSeq = 0;
   private busy = false;
   private attachments: Attachment[] = [];
   private agent: AgentInfo | undefined;
@@ -126,7 +131,37 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
     view.onDidDispose(() => {
       this.view = undefined;
       this.ready = false;
+      this.answerFrames(this.frameSeq);
     });
+    // Agent terminals write no faster than this page draws while it is shown (model/terminal.ts).
+    this.terminals.pacer.probe = () => this.frame();
+  }
+
+  /**
+   * Resolves once the page has drawn a frame after taking every message posted before this one
+   * (terminal output goes to the browser on the same channel, before it); at once when the page is
+   * not shown, and after FRAME_WAIT_MS at most.
+   */
+  private frame(): Promise<void> {
+    if (this.view === undefined || !this.ready || !this.view.visible) return Promise.resolve();
+    const seq = ++this.frameSeq;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => this.answerFrames(seq), FRAME_WAIT_MS);
+      this.frames.set(seq, () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      this.post({ type: "frame", seq });
+    });
+  }
+
+  /** The page drew a frame after probe `seq`: it and every earlier probe are answered. */
+  private answerFrames(seq: number): void {
+    for (const [n, answer] of this.frames) {
+      if (n > seq) continue;
+      this.frames.delete(n);
+      answer();
+    }
   }
 
   private html(webview: vscode.Webview): string {
@@ -575,6 +610,9 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
       case "keys":
         this.terminals.keys();
         break;
+      case "frame":
+        this.answerFrames(message.seq);
+        break;
       case "prompt":
         await this.prompt(message.text);
         break;
@@ -705,6 +743,8 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
 
   dispose(): void {
     if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
+    this.terminals.pacer.probe = undefined;
+    this.answerFrames(this.frameSeq);
     for (const d of this.disposables) d.dispose();
   }
 }

@@ -35,13 +35,19 @@ class AgentTerminal implements vscode.Pseudoterminal {
     scrollbackLines: number,
     pacer: Pacer,
   ) {
-    this.text = new TerminalText((data) => this.writeEmitter.fire(data), {
-      limit,
-      scrollbackLines,
-      slice: () => pacer.slice(),
-      tick: (work) => setTimeout(work, pacer.pause()),
-      settle: (work) => setTimeout(work, EXIT_SETTLE_MS),
-    });
+    this.text = new TerminalText(
+      (data) => {
+        this.writeEmitter.fire(data);
+        pacer.wrote(data.length);
+      },
+      {
+        limit,
+        scrollbackLines,
+        slice: () => pacer.slice(),
+        tick: (work) => pacer.tick(work),
+        settle: (work) => setTimeout(work, EXIT_SETTLE_MS),
+      },
+    );
   }
 
   open(initialDimensions: vscode.TerminalDimensions | undefined): void {

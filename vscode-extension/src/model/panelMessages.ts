@@ -34,6 +34,8 @@ export type PanelQuestion = { key: string; mode: string; message: string; url?: 
 export type HostToPanel =
   | { type: "snapshot"; session: SessionView | undefined; sessions: SessionChoice[]; busy: boolean; agent: AgentInfo | undefined; history: string[]; maxImageBytes: number }
   | { type: "mentionItems"; seq: number; items: MentionItem[] }
+  /** Answer `frame` with the same seq in the next animation frame (agent terminals' pace). */
+  | { type: "frame"; seq: number }
   | { type: "updates"; sessionId: string; updates: SessionUpdate[] }
   | { type: "localPrompt"; sessionId: string; text: string }
   | { type: "turnEnd"; sessionId: string; stopReason: string; error?: string; tokens?: string }
@@ -55,6 +57,7 @@ export type PanelToHost =
   | { type: "ready" }
   /** The user is typing in the panel (at most one a KEYS_EVERY_MS): agent terminals slow down. */
   | { type: "keys" }
+  | { type: "frame"; seq: number }
   | { type: "prompt"; text: string }
   | { type: "cancel" }
   | { type: "newSession"; pickAgent?: boolean }
@@ -99,6 +102,8 @@ export function isPanelMessage(value: unknown): value is PanelToHost {
       return typeof m.configId === "string" && "value" in m;
     case "removeContext":
       return typeof m.index === "number";
+    case "frame":
+      return typeof m.seq === "number";
     case "queued":
       return typeof m.id === "number" && (m.action === "edit" || m.action === "remove" || m.action === "steer");
     case "openLocation":

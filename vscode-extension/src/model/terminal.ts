@@ -24,7 +24,14 @@ export const SLICE_CHARS = 64 * 1024;
  * While nobody types, big slices close together: a long output shows at full speed (faster than
  * VS Code's own terminal with `cat`). While keys arrive (the panel's prompt, an editor) the slices
  * shrink and spread out, so xterm.js parses at most one small slice between two keys and a key waits
- * for little more than a frame; throughput is traded for it (about 2.7 MB/s, still about `cat`'s).
+ * for little more than a frame; throughput is traded for it.
+ *
+ * A Pseudoterminal has no flow control: what is written goes to the browser at once, and a browser
+ * slower than the writes (a loaded machine) queues it, so keys wait behind all of it. With a `probe`
+ * (the agent panel: a message to its page answered in that page's next animation frame, the same
+ * channel as the terminal's output, so the answer comes after the output before it was taken) at
+ * most `window` (or `typingWindow`) characters are in flight: the rate follows what the browser
+ * draws. Without a visible panel the probe answers at once (the timer pace alone).
  */
 export type PaceOptions = {
   /** Characters per tick and milliseconds between ticks, when nobody types. */
@@ -35,16 +42,41 @@ export type PaceOptions = {
   typingPause: number;
   /** A key this recent (milliseconds) means the user is typing. */
   typingMs: number;
+  /** Characters written and not yet acknowledged by a probe, at most (nobody typing / typing). */
+  window: number;
+  typingWindow: number;
 };
 
-export const PACE: PaceOptions = { slice: SLICE_CHARS, pause: 4, typingSlice: 16 * 1024, typingPause: 6, typingMs: 600 };
+export const PACE: PaceOptions = {
+  slice: SLICE_CHARS,
+  pause: 4,
+  typingSlice: 16 * 1024,
+  typingPause: 6,
+  typingMs: 600,
+  window: 1024 * 1024,
+  typingWindow: 48 * 1024,
+};
+
+/** Resolves once the browser has taken what was written before it was called. */
+export type Probe = () => Promise<void>;
+
+/** Runs `work` after `ms` milliseconds (setTimeout in the extension; a queue in the tests). */
+export type Timer = (work: () => void, ms: number) => void;
 
 export class Pacer {
   private lastKey = Number.NEGATIVE_INFINITY;
+  /** Characters written since the last acknowledged probe was sent. */
+  private inflight = 0;
+  private probing = false;
+  /** Ticks waiting for the browser to take what is in flight. */
+  private waiting: (() => void)[] = [];
+  /** Set by the agent panel while it can answer. */
+  probe: Probe | undefined;
 
   constructor(
     private readonly now: () => number = Date.now,
     readonly options: PaceOptions = PACE,
+    private readonly timer: Timer = (work, ms) => setTimeout(work, ms),
   ) {}
 
   /** The user pressed a key (or changed a document by typing). */
@@ -56,6 +88,11 @@ export class Pacer {
     return this.now() - this.lastKey < this.options.typingMs;
   }
 
+  /** Characters written and not yet acknowledged. */
+  get inFlight(): number {
+    return this.inflight;
+  }
+
   /** Characters the next write may have. */
   slice(): number {
     return this.typing ? this.options.typingSlice : this.options.slice;
@@ -64,6 +101,46 @@ export class Pacer {
   /** Milliseconds until the next write. */
   pause(): number {
     return this.typing ? this.options.typingPause : this.options.pause;
+  }
+
+  /** `count` characters went to the terminal: a probe follows them. */
+  wrote(count: number): void {
+    this.inflight += count;
+    this.sendProbe();
+  }
+
+  /** A terminal's next slice: after the pause, once the browser has taken enough of what is in flight. */
+  tick(work: () => void): void {
+    this.timer(() => {
+      if (this.open()) work();
+      else this.waiting.push(work);
+    }, this.pause());
+  }
+
+  private open(): boolean {
+    return this.inflight < (this.typing ? this.options.typingWindow : this.options.window);
+  }
+
+  private sendProbe(): void {
+    const probe = this.probe;
+    if (this.probing || this.inflight === 0) return;
+    if (probe === undefined) {
+      this.acknowledged(this.inflight);
+      return;
+    }
+    this.probing = true;
+    const covered = this.inflight;
+    const done = (): void => {
+      this.probing = false;
+      this.acknowledged(covered);
+      this.sendProbe();
+    };
+    probe().then(done, done);
+  }
+
+  private acknowledged(count: number): void {
+    this.inflight = Math.max(0, this.inflight - count);
+    while (this.waiting.length > 0 && this.open()) this.waiting.shift()?.();
   }
 }
 

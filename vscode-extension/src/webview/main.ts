@@ -1126,6 +1126,11 @@ window.addEventListener("message", (event: MessageEvent<HostToPanel>) => {
     case "mentionItems":
       showMentions(message.seq, message.items);
       break;
+    case "frame": {
+      const seq = message.seq;
+      requestAnimationFrame(() => send({ type: "frame", seq }));
+      break;
+    }
     case "queue":
       renderQueue(message.items);
       break;

@@ -174,7 +174,7 @@ describe("terminal text", () => {
 
   test("while keys arrive, slices shrink and spread out; without keys they are big again", () => {
     let now = 1000;
-    const pacer = new Pacer(() => now, { slice: 1000, pause: 4, typingSlice: 100, typingPause: 6, typingMs: 600 });
+    const pacer = new Pacer(() => now, { slice: 1000, pause: 4, typingSlice: 100, typingPause: 6, typingMs: 600, window: 1e9, typingWindow: 1e9 });
     const written: string[] = [];
     const pauses: number[] = [];
     const ticks: (() => void)[] = [];
@@ -213,8 +213,76 @@ describe("terminal text", () => {
   });
 
   test("the default pace: typing slices are smaller and further apart than the others", () => {
-    assert.ok(PACE.typingSlice < PACE.slice && PACE.typingPause >= PACE.pause);
+    assert.ok(PACE.typingSlice < PACE.slice && PACE.typingPause >= PACE.pause && PACE.typingWindow < PACE.window);
     assert.ok(isPanelMessage({ type: "keys" }));
+    assert.ok(isPanelMessage({ type: "frame", seq: 3 }));
+    assert.ok(!isPanelMessage({ type: "frame", seq: "3" }));
+  });
+
+  /** Terminals on one pacer whose timers and probes run only when the test says. */
+  function paced(window: number) {
+    const timers: (() => void)[] = [];
+    const answers: (() => void)[] = [];
+    let probes = 0;
+    const pacer = new Pacer(() => 0, { slice: 100, pause: 4, typingSlice: 10, typingPause: 6, typingMs: 600, window, typingWindow: window }, (work) => timers.push(work));
+    pacer.probe = () => {
+      probes += 1;
+      return new Promise<void>((resolve) => answers.push(resolve));
+    };
+    const terminal = () => {
+      const written: string[] = [];
+      const t = new TerminalText(
+        (s) => {
+          written.push(s);
+          pacer.wrote(s.length);
+        },
+        { slice: () => pacer.slice(), tick: (work) => pacer.tick(work) },
+      );
+      t.open();
+      return { t, written };
+    };
+    const runTimers = (): void => {
+      for (let work = timers.shift(); work !== undefined; work = timers.shift()) work();
+    };
+    const settle = () => new Promise((r) => setImmediate(r));
+    return { pacer, terminal, runTimers, answers, settle, probes: () => probes };
+  }
+
+  test("with a probe, no more than the window is in flight until the browser answers; all of it, in order", async () => {
+    const { pacer, terminal, runTimers, answers, settle, probes } = paced(250);
+    const a = terminal();
+    const b = terminal();
+    a.t.output("a".repeat(1000));
+    b.t.output("b".repeat(1000));
+    runTimers();
+    // 100 from each at once, then ticks until 250 are in flight: one more slice, then they wait.
+    const sent = (): number => [...a.written, ...b.written].join("").length;
+    assert.equal(sent(), 300, "the window (250) is reached: the writes stop");
+    assert.equal(pacer.inFlight, 300);
+    assert.equal(probes(), 1, "one probe at a time");
+    runTimers();
+    assert.equal(sent(), 300, "nothing more until the answer");
+    // The first probe covered the first 100: 200 left in flight, under the window: writes go on.
+    answers.shift()?.();
+    await settle();
+    assert.ok(sent() > 300, "the answer lets the next slices go");
+    for (let i = 0; i < 100 && sent() < 2000; i++) {
+      answers.shift()?.();
+      await settle();
+      runTimers();
+    }
+    assert.equal(a.written.join(""), "a".repeat(1000));
+    assert.equal(b.written.join(""), "b".repeat(1000));
+  });
+
+  test("without a probe (no panel shown) the timer pace alone", () => {
+    const { pacer, terminal, runTimers } = paced(150);
+    pacer.probe = undefined;
+    const a = terminal();
+    a.t.output("a".repeat(1000));
+    runTimers();
+    assert.equal(a.written.join(""), "a".repeat(1000));
+    assert.equal(pacer.inFlight, 0);
   });
 
   test("a long output goes out in slices, one per tick, in order, the exit line last", () => {
