@@ -47,7 +47,8 @@ if (args.has("--e2e")) {
     ...common,
     sourcemap: true,
     minify: false,
-    entryPoints: ["test/e2e/vscode.test.ts", "test/e2e/questions.test.ts", "test/e2e/queue.test.ts", "test/e2e/python.test.ts", "test/e2e/mentions.test.ts", "test/e2e/checkpoints.test.ts", "test/e2e/speed.test.ts", "test/e2e/realClaude.test.ts", "test/e2e/multiAgent.test.ts", "test/e2e/conflicts.test.ts"],
+    // Every *.test.ts, as for the unit tests: a new e2e file runs without being listed here.
+    entryPoints: readdirSync("test/e2e").filter((f) => f.endsWith(".test.ts")).map((f) => join("test/e2e", f)),
     outdir: "out/test/e2e",
     platform: "node",
     format: "cjs",

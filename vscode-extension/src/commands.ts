@@ -11,6 +11,8 @@ import type { AcplsClient } from "./client";
 import type { FollowController } from "./follow";
 import type { AgentPanel } from "./panel";
 import type { PermissionController } from "./permissions";
+import { modePicks } from "./model/status";
+import type { StatusController } from "./status";
 
 /** What the commands use: the parts activate() built. */
 export type CommandParts = {
@@ -20,6 +22,7 @@ export type CommandParts = {
   follow: FollowController;
   permissions: PermissionController;
   auth: AuthController;
+  status: StatusController;
 };
 
 /** Every acpls.ui.* command, by id. */
@@ -105,7 +108,11 @@ async function openTranscript(client: AcplsClient, panel: AgentPanel): Promise<v
   }
 }
 
-async function statusMenu({ permissions, follow }: CommandParts): Promise<void> {
+/** The status item's menu: the shown session's modes (as the panel's mode picker lists them), then
+ * the common actions. */
+async function statusMenu({ client, permissions, follow, status }: CommandParts): Promise<void> {
+  const shown = status.modes;
+  const modes = modePicks(shown?.modes);
   const actions: { label: string; command: string }[] = [
     ...(permissions.pending > 0 ? [{ label: `$(bell-dot) Show ${permissions.pending} waiting permission prompt(s)`, command: "notifications.showList" }] : []),
     { label: "$(comment-discussion) Open the agent panel", command: "acpls.ui.openPanel" },
@@ -123,6 +130,14 @@ async function statusMenu({ permissions, follow }: CommandParts): Promise<void> 
     { label: "$(pass) Check the agent", command: "acpls.ui.checkAgents" },
     { label: "$(hubot) Choose agent…", command: "acpls.ui.chooseAgent" },
   ];
-  const picked = await vscode.window.showQuickPick(actions, { title: "acpls" });
-  if (picked !== undefined) await vscode.commands.executeCommand(picked.command);
+  type Item = vscode.QuickPickItem & { command?: string; modeId?: string };
+  const separator = (label: string): Item => ({ label, kind: vscode.QuickPickItemKind.Separator });
+  const items: Item[] = [...(modes.length > 0 ? [separator("Mode"), ...modes, separator("Actions")] : []), ...actions];
+  const picked = await vscode.window.showQuickPick(items, { title: "acpls", matchOnDetail: true });
+  if (picked?.command !== undefined) await vscode.commands.executeCommand(picked.command);
+  if (picked?.modeId !== undefined && shown !== undefined) {
+    await client
+      .command("acpls.setMode", { sessionId: shown.sessionId, modeId: picked.modeId })
+      .catch((e: unknown) => vscode.window.showErrorMessage(`acpls: the mode was not changed: ${String(e)}`));
+  }
 }

@@ -45,7 +45,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Api> {
   context.subscriptions.push(mentions);
   const panel: AgentPanel = new AgentPanel(context, client, terminals, docs, permissions, questions, mentions);
   status.onDidChangeAgent((params) => panel.agentStatusChanged(params));
-  panel.onUsage((text) => status.setUsage(text));
+  panel.onShownSession((session) => status.showSession(session));
   permissions.onDidChangePending((waiting) => status.setPendingPermissions(waiting.length));
   panel.onBusyChange((busy) => {
     status.setBusy(busy);
@@ -54,7 +54,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Api> {
   context.subscriptions.push(log, client, docs, terminals, follow, permissions, questions, review, status, panel);
 
   const auth = new AuthController(context, client);
-  for (const [id, run] of Object.entries(uiCommands({ client, log, panel, follow, permissions, auth }))) {
+  for (const [id, run] of Object.entries(uiCommands({ client, log, panel, follow, permissions, auth, status }))) {
     context.subscriptions.push(vscode.commands.registerCommand(id, run));
   }
 

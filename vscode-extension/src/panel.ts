@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
 import type { AcplsClient } from "./client";
-import { addLocalPrompt, addTurnEnd, ConversationStore } from "./model/conversation";
+import { addLocalPrompt, addTurnEnd, ConversationStore, type SessionView } from "./model/conversation";
 import { type AgentInfo, type EditorContext, type HostToPanel, isPanelMessage, type PanelPrompt, type PanelQuestion, type PanelToHost, type SessionChoice } from "./model/panelMessages";
 import { type Attachment, base64Size, iconOf, imageProblem, promptAttachments, sizeLabel } from "./model/mentions";
 import type { MentionSource } from "./mentions";
@@ -56,7 +56,7 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
   private attachments: Attachment[] = [];
   private agent: AgentInfo | undefined;
   private readonly busyListeners: ((busy: boolean) => void)[] = [];
-  private readonly usageListeners: ((text: string | undefined) => void)[] = [];
+  private readonly shownListeners: ((session: SessionView | undefined) => void)[] = [];
   private readonly usageWarnings = new UsageWarnings();
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -76,7 +76,10 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
     // conversation stays in the session list, and the agent may still load it).
     this.disposables.push(
       client.onDidChangeState((state) => {
-        if (state === "stopped") this.store.current = undefined;
+        if (state === "stopped") {
+          this.store.current = undefined;
+          this.shownChanged();
+        }
       }),
     );
     this.disposables.push(
@@ -221,7 +224,10 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
   private onUpdate(params: SessionUpdateParams): void {
     const isNew = !this.store.sessions.has(params.sessionId);
     this.store.apply(params.sessionId, params.update);
-    if (params.update.sessionUpdate === "usage") this.usageChanged(params.sessionId);
+    const kind = params.update.sessionUpdate;
+    if (kind === "usage") this.warnIfNearlyFull(params.sessionId);
+    // The status item shows the shown session's mode (v2: a config option) and meter.
+    if (params.sessionId === this.store.current && (kind === "usage" || kind === "modes" || kind === "config_options")) this.shownChanged();
     if (isNew) this.post({ type: "sessions", sessions: this.sessionChoices(), current: this.store.current });
     if (params.sessionId !== this.store.current) return;
     if (this.outbox !== undefined && this.outbox.sessionId !== params.sessionId) this.flush();
@@ -245,17 +251,21 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
     else this.flushTimer = setTimeout(() => this.flush(false), BATCH_MS);
   }
 
-  /** Called with the shown session's context meter text whenever it changes. */
-  onUsage(listener: (text: string | undefined) => void): void {
-    this.usageListeners.push(listener);
+  /** Called with the shown session when another is shown and when its modes or usage change. */
+  onShownSession(listener: (session: SessionView | undefined) => void): void {
+    this.shownListeners.push(listener);
   }
 
-  private usageChanged(sessionId: string): void {
+  private shownChanged(): void {
+    const session = this.store.currentSession();
+    for (const listener of this.shownListeners) listener(session);
+  }
+
+  private warnIfNearlyFull(sessionId: string): void {
     const usage = this.store.sessions.get(sessionId)?.usage;
     if (usage !== undefined && this.usageWarnings.crossed(sessionId, usage)) {
       void vscode.window.showWarningMessage(`acpls: the agent's context is nearly full (${usageText(usage) ?? ""})`);
     }
-    if (sessionId === this.store.current) for (const listener of this.usageListeners) listener(usageText(usage));
   }
 
   /** An agent's status changed (acpls/agentStatus): the header shows the shown session's agent. */
@@ -493,6 +503,7 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
     this.store.session(sessionId);
     this.store.current = sessionId;
     this.refreshAgent(false);
+    this.shownChanged();
     this.sendSnapshot();
     this.postQueue();
     this.syncBusy();
@@ -591,7 +602,10 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
 
   private forget(sessionId: string): void {
     this.store.sessions.delete(sessionId);
-    if (this.store.current === sessionId) this.store.current = undefined;
+    if (this.store.current === sessionId) {
+      this.store.current = undefined;
+      this.shownChanged();
+    }
     this.sendSnapshot();
   }
 

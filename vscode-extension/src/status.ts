@@ -1,11 +1,15 @@
-// The status item: the agent (from acpls/agentStatus), whether a turn is running, and the server's
-// state; clicking it offers the common actions.
+// The status item: the agent (from acpls/agentStatus), the shown session's mode and context meter,
+// whether a turn is running, and the server's state; clicking it offers the modes and the common
+// actions (commands.ts). Its words are model/status.ts.
 
 import * as vscode from "vscode";
 import type { AcplsClient, ClientState } from "./client";
 import { agentLabel } from "./model/settings";
 import type { AgentStatusParams } from "./protocol";
 import { agentInfo } from "./model/multiAgent";
+import type { SessionView } from "./model/conversation";
+import { escapeMarkdown, type Modes, modeTooltip, sessionModes, statusText } from "./model/status";
+import { usageText } from "./model/usage";
 
 export { agentInfo };
 
@@ -14,7 +18,8 @@ export class StatusController implements vscode.Disposable {
   private agent: AgentStatusParams | undefined;
   private busy = false;
   private pendingPermissions = 0;
-  private usage: string | undefined;
+  // The session the panel shows: its mode and context meter are in the item.
+  private shown: SessionView | undefined;
   // Every agent's last status (several agents run side by side); the item shows the default's.
   readonly statuses = new Map<string, AgentStatusParams>();
   private readonly changed = new vscode.EventEmitter<AgentStatusParams>();
@@ -42,10 +47,16 @@ export class StatusController implements vscode.Disposable {
     this.render();
   }
 
-  /** The shown session's context meter (`context 1,200/200,000 (1%) · …`), or undefined. */
-  setUsage(text: string | undefined): void {
-    this.usage = text;
+  /** The session the panel shows (undefined: none), again whenever its modes or usage change. */
+  showSession(session: SessionView | undefined): void {
+    this.shown = session;
     this.render();
+  }
+
+  /** The shown session and its modes, for the menu's mode picks. */
+  get modes(): { sessionId: string; modes: Modes } | undefined {
+    const modes = sessionModes(this.shown);
+    return this.shown === undefined || modes === undefined ? undefined : { sessionId: this.shown.sessionId, modes };
   }
 
   setBusy(busy: boolean): void {
@@ -65,15 +76,19 @@ export class StatusController implements vscode.Disposable {
     }
     const state = this.agent?.state ?? "not started";
     const icon = this.busy ? "$(loading~spin)" : state === "failed" || state === "exited" ? "$(error)" : "$(hubot)";
-    const percent = this.usage?.match(/\((\d+%)\)/)?.[1];
-    this.item.text = `${icon} ${name}${percent !== undefined ? ` $(dashboard) ${percent}` : ""}${this.pendingPermissions > 0 ? ` $(bell-dot) ${this.pendingPermissions}` : ""}`;
+    const modes = sessionModes(this.shown);
+    const usage = this.shown?.usage;
+    this.item.text = statusText({ icon, agent: name, modes, usage, pendingPermissions: this.pendingPermissions });
     const tooltip = new vscode.MarkdownString(undefined, true);
     tooltip.appendMarkdown(`**acpls** · agent \`${name}\`: ${state}`);
     if (this.agent?.protocolVersion !== undefined) tooltip.appendMarkdown(` · ACP v${this.agent.protocolVersion}`);
-    if (this.agent?.message !== undefined) tooltip.appendMarkdown(`\n\n${this.agent.message.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, "\\$&")}`);
-    this.item.tooltip = tooltip;
-    if (this.usage !== undefined) tooltip.appendMarkdown(`\n\n${this.usage}`);
+    const mode = modeTooltip(modes);
+    if (mode !== undefined) tooltip.appendMarkdown(`\n\n${mode}`);
+    if (this.agent?.message !== undefined) tooltip.appendMarkdown(`\n\n${escapeMarkdown(this.agent.message)}`);
+    const meter = usageText(usage);
+    if (meter !== undefined) tooltip.appendMarkdown(`\n\n${meter}`);
     if (this.pendingPermissions > 0) tooltip.appendMarkdown(`\n\n${this.pendingPermissions} permission prompt(s) waiting for you`);
+    this.item.tooltip = tooltip;
     this.item.backgroundColor =
       state === "failed"
         ? new vscode.ThemeColor("statusBarItem.errorBackground")

@@ -8,6 +8,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { test } from "node:test";
 import { type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
 
 const run = promisify(execFile);
@@ -150,6 +151,20 @@ export class VsCode {
     await this.page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
   }
 
+  /** prepare, install the .vsix, start: what every test's `before` does. */
+  async launch(settings: Record<string, unknown>, extraEnv: Record<string, string> = {}, demoWorkspace = true): Promise<void> {
+    this.prepare(settings, demoWorkspace);
+    const installed = await this.installExtension();
+    if (!/acpls/.test(installed)) throw new Error(`the .vsix did not install:\n${installed}`);
+    await this.start(extraEnv);
+  }
+
+  /** stop, with code-server's last output printed when a test failed: every test's `after`. */
+  async finish(): Promise<void> {
+    if (process.exitCode !== undefined && process.exitCode !== 0) console.log(this.output.slice(-4000));
+    await this.stop();
+  }
+
   get output(): string {
     return this.serverOutput;
   }
@@ -232,4 +247,67 @@ export async function until(what: string, ok: () => boolean): Promise<void> {
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`timed out waiting for ${what}`);
+}
+
+/**
+ * VS Code's settings for a test: a quiet workbench (no start page, tips, trust prompt, telemetry,
+ * updates, chat; the DOM terminal renderer, whose rows the tests read) under the test's own, which
+ * win.
+ */
+export function workbenchSettings(own: Record<string, unknown>): Record<string, unknown> {
+  return {
+    "workbench.startupEditor": "none",
+    "workbench.tips.enabled": false,
+    "workbench.colorTheme": "Default Dark Modern",
+    "security.workspace.trust.enabled": false,
+    "telemetry.telemetryLevel": "off",
+    "extensions.autoCheckUpdates": false,
+    "extensions.autoUpdate": false,
+    "update.mode": "none",
+    "terminal.integrated.gpuAcceleration": "off",
+    "chat.commandCenter.enabled": false,
+    "workbench.secondarySideBar.defaultVisibility": "hidden",
+    ...own,
+  };
+}
+
+/** `acpls.agent` for the scripted test agent (tests/agents/scripted_agent.py) playing `script` (an
+ * object, or a script file's path), logging what it receives to `log`. */
+export function scriptedAgent(env: Env, script: object | string, log: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    ...extra,
+    command: "python3",
+    args: [
+      join(env.repoRoot, "tests", "agents", "scripted_agent.py"),
+      ...(typeof script === "string" ? ["--script", script] : ["--script-json", JSON.stringify(script)]),
+      "--log",
+      log,
+    ],
+    // The scripted agent uses acpls' small stdlib-only agent kit from the repository.
+    env: { PYTHONPATH: join(env.repoRoot, "server") },
+  };
+}
+
+/**
+ * `step(name, body)`: a test that leaves a screenshot (`FAILED-<prefix><name>`) when it fails. With
+ * `chained`, the steps after a failed one are skipped: each builds on the one before, so they would
+ * only wait out their timeouts.
+ */
+export function stepper(vscode: VsCode, prefix = "", chained = true): (name: string, body: () => Promise<void>) => void {
+  let failedStep: string | undefined;
+  return (name, body) => {
+    test(name, async (t) => {
+      if (chained && failedStep !== undefined) {
+        t.skip(`needs the failed step "${failedStep}"`);
+        return;
+      }
+      try {
+        await body();
+      } catch (error) {
+        failedStep = name;
+        await vscode.screenshot(`FAILED-${prefix}${name.replace(/[^a-z0-9]+/gi, "-").slice(0, 40)}`).catch(() => undefined);
+        throw error;
+      }
+    });
+  };
 }
