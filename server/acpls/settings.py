@@ -52,6 +52,9 @@ class Settings:
     registry_url: str = DEFAULT_REGISTRY_URL
     # Agent name -> the mode id set after session/new (`defaultMode`).
     default_modes: tuple[tuple[str, str], ...] = ()
+    # More agents by name (`agents`): name -> an agent object's spec (named by the key) or the
+    # preset / registry name it stands for (resolved when a session asks for it).
+    agents: tuple[tuple[str, AgentSpec | str], ...] = ()
 
     def agent_restart_key(self) -> tuple[Any, ...]:
         """Settings whose change means the running agent must be restarted."""
@@ -60,6 +63,10 @@ class Settings:
     def default_mode(self, agent: str) -> str | None:
         """The mode `agent`'s new sessions are put in (`defaultMode`), or None (its own)."""
         return dict(self.default_modes).get(agent)
+
+    def configured_agent(self, name: str) -> AgentSpec | str | None:
+        """The `agents` setting's entry for `name`, or None."""
+        return dict(self.agents).get(name)
 
     def base_env(self, base: Mapping[str, str]) -> dict[str, str]:
         """The editor's environment minus `env.remove`: what any agent acpls starts inherits."""
@@ -161,6 +168,27 @@ def _parse_agent(value: Any) -> AgentSpec | str:
     return AgentSpec(name=name, command=command, args=tuple(args), env=tuple(sorted(env.items())))
 
 
+def _parse_agents(value: Any) -> tuple[tuple[str, AgentSpec | str], ...]:
+    """`agents`: name -> a preset name, a registry id or {command, args?, env?} (named by the
+    key). Registry ids are resolved when a session of that agent starts, not here, so a name the
+    registry lacks fails that session with the reason, not every setting."""
+    if value == []:  # an empty Lua table arrives as a list
+        return ()
+    if not isinstance(value, Mapping):
+        raise TypeError("must map agent names to a preset name, a registry id or {command, …}")
+    out: list[tuple[str, AgentSpec | str]] = []
+    for name, entry in value.items():
+        if not isinstance(name, str) or not name:
+            raise ValueError("agent names must be non-empty strings")
+        if isinstance(entry, Mapping):
+            entry = {**entry, "name": name}
+        try:
+            out.append((name, _parse_agent(entry)))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name}: {exc}") from exc
+    return tuple(sorted(out, key=lambda item: item[0]))
+
+
 def _parse_version(value: Any) -> Literal["auto", 1, 2]:
     versions: dict[Any, Literal["auto", 1, 2]] = {"auto": "auto", 1: 1, 2: 2, "1": 1, "2": 2}
     if not isinstance(value, bool) and value in versions:
@@ -220,6 +248,7 @@ def _default_modes(value: Any) -> tuple[tuple[str, str], ...]:
 # editors/fixtures/settings.json name it: the Settings field it sets and how it is checked.
 _KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "agent": ("agent", _parse_agent),
+    "agents": ("agents", _parse_agents),
     "protocolVersion": ("protocol_version", _parse_version),
     "defaultMode": ("default_modes", _default_modes),
     "follow.enabled": ("follow_enabled", _bool),

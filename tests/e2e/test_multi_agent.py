@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 
@@ -352,3 +353,30 @@ async def test_continuing_in_another_acpls_goes_to_the_recorded_agent(
         assert await _agent_of(later, cont["sessionId"]) == "beta"
     finally:
         await stop_client(later)
+
+
+async def test_the_agents_setting_names_more_agents(
+    client, workspace: Path, tmp_path: Path
+) -> None:
+    """`agents` (one setting, sent by both front ends): a session asks for an agent by its name
+    there, and the entry decides what runs (an object entry is named by its key); a changed entry
+    restarts that agent at its next request."""
+    beta_log = tmp_path / "beta.jsonl"
+    beta = scripted(_beta_says(), beta_log)
+    alpha = _agent({"protocol": 1}, tmp_path / "alpha.jsonl", "alpha")
+    await start(client, workspace, alpha, agents={"beta": beta, "fast": "demo"})
+    made = await command(client, "acpls.newSession", {"agent": "beta"})
+    assert made["agent"] == "beta"
+    assert [m.get("method") for m in agent_log(beta_log)].count("session/new") == 1
+    assert (await command(client, "acpls.newSession", {"agent": "fast"}))["agent"] == "demo"
+    # A changed entry: the next session of beta runs on the new command.
+    other_log = tmp_path / "beta2.jsonl"
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(
+            settings={"acpls": {"agents": {"beta": scripted(_beta_says(), other_log)}}}
+        )
+    )
+    again = await command(client, "acpls.newSession", {"agent": "beta"})
+    assert again["agent"] == "beta"
+    assert [m.get("method") for m in agent_log(other_log)].count("session/new") == 1
+    assert [m.get("method") for m in agent_log(beta_log)].count("session/new") == 1

@@ -493,7 +493,8 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
   /** The agent for a new session: undefined for the default, null when the user cancelled. */
   private async pickAgent(): Promise<string | undefined | null> {
     const [listing, known] = await Promise.all([this.client.command("acpls.agents", {}), this.client.command("acpls.sessions", {})]);
-    const picks = newSessionPicks(listing.agents, known.agents ?? [], known.defaultAgent ?? listing.default);
+    const configured = vscode.workspace.getConfiguration("acpls").get<Record<string, unknown>>("agents") ?? {};
+    const picks = newSessionPicks(listing.agents, known.agents ?? [], known.defaultAgent ?? listing.default, Object.keys(configured));
     const chosen = await vscode.window.showQuickPick(picks, { title: "acpls: new session with which agent?", matchOnDescription: true });
     return chosen === undefined ? null : chosen.agent;
   }

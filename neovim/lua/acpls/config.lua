@@ -4,6 +4,7 @@ local M = {}
 -- Keys the server understands (editors/protocol.md section 1); passed through unchanged.
 M.server_keys = {
   'agent',
+  'agents',
   'protocolVersion',
   'defaultMode',
   'follow',
@@ -30,7 +31,8 @@ local schema = {
   extra_settings = 'table',
   agent = 'string|table',
   -- More agents for `:Acpls chat {name}` (a chat per agent) and :checkhealth: name -> a preset
-  -- name, a registry id or {command, args?, env?}. Kept by the plugin, not sent as a setting.
+  -- name, a registry id or {command, args?, env?}. Sent as the server's `agents` setting too, so
+  -- the server resolves the names the same way for every front end.
   agents = 'table',
   protocolVersion = { type = 'string|number', oneof = { 'auto', 1, 2 } },
   defaultMode = 'table',

@@ -157,11 +157,18 @@ class Hub:
 
     def agent_spec(self, agent: Any = None) -> AgentSpec:
         """The spec of an agent named by a session or `acpls.newSession`: None for the default
-        agent, a name (the default's, one started before, a preset or a registry id) or an agent
-        object `{command, args?, env?, name?}` as the `agent` setting takes."""
+        agent, a name (the default's, one of the `agents` setting, one started before, a preset or
+        a registry id) or an agent object `{command, args?, env?, name?}` as `agent` takes."""
         if agent is None or agent == self.settings.agent.name:
             return self.settings.agent
-        if isinstance(agent, str):
+        # The `agents` setting names more agents: an object (named by its key) or a preset (its
+        # spec), else a registry id, resolved below like any other name.
+        configured = self.settings.configured_agent(agent) if isinstance(agent, str) else None
+        if isinstance(configured, AgentSpec):
+            return configured
+        if isinstance(configured, str):
+            agent = configured
+        elif isinstance(agent, str):
             slot = self._slots.get(agent)
             if slot is not None and slot.spec is not None:
                 return slot.spec

@@ -8,8 +8,14 @@ import type { AgentInfo, SessionChoice } from "./panelMessages";
 export type NewSessionPick = { label: string; description: string; detail?: string; agent: string | undefined };
 
 /** The agents a new session can be for: the default one first, then those already running (each
- * with its open sessions), then every other usable preset or registry agent. */
-export function newSessionPicks(entries: readonly AgentEntry[], running: readonly RunningAgent[], defaultAgent: string): NewSessionPick[] {
+ * with its open sessions), then the `acpls.agents` setting's names (`configured`), then every other
+ * usable preset or registry agent. */
+export function newSessionPicks(
+  entries: readonly AgentEntry[],
+  running: readonly RunningAgent[],
+  defaultAgent: string,
+  configured: readonly string[] = [],
+): NewSessionPick[] {
   const picks: NewSessionPick[] = [];
   const seen = new Set<string>();
   const runningOf = new Map(running.map((r) => [r.agent, r]));
@@ -23,6 +29,11 @@ export function newSessionPicks(entries: readonly AgentEntry[], running: readonl
     if (seen.has(r.agent)) continue;
     seen.add(r.agent);
     picks.push({ label: `$(vm-running) ${r.agent}`, description: `${r.state}${sessions(r.agent)}`, agent: r.agent });
+  }
+  for (const name of configured) {
+    if (seen.has(name)) continue;
+    seen.add(name);
+    picks.push({ label: `$(gear) ${name}`, description: "acpls.agents", agent: name });
   }
   for (const e of entries) {
     if (seen.has(e.id) || e.problem !== undefined) continue;

@@ -11,6 +11,7 @@ export const LOG_LEVELS = ["debug", "info", "warning", "error"] as const;
 /** The server-side keys, in the order protocol.md lists them, with the VS Code setting of each. */
 export const SERVER_KEYS = [
   "agent",
+  "agents",
   "protocolVersion",
   "defaultMode",
   "follow.enabled",
@@ -55,12 +56,23 @@ function validateAgent(value: unknown): string | undefined {
   return undefined;
 }
 
+/** `acpls.agents`: name → what `acpls.agent` takes (a preset, a registry id or a command object). */
+function validateAgents(value: unknown): string | undefined {
+  if (!isObject(value)) return "must map agent names to a preset name, a registry id or {command, args?, env?}";
+  for (const [name, entry] of Object.entries(value)) {
+    const problem = name === "" ? "names must not be empty" : validateAgent(entry);
+    if (problem !== undefined) return `${name}: ${problem}`;
+  }
+  return undefined;
+}
+
 const positiveInt: Validator = (v) => (typeof v === "number" && Number.isInteger(v) && v > 0 ? undefined : "must be a positive integer");
 const boolean: Validator = (v) => (typeof v === "boolean" ? undefined : "must be true or false");
 const stringList: Validator = (v) => (isStringArray(v) ? undefined : "must be a list of strings");
 
 const VALIDATORS: Record<ServerKey, Validator> = {
   agent: validateAgent,
+  agents: validateAgents,
   protocolVersion: (v) => (v === "auto" || v === 1 || v === 2 ? undefined : 'must be "auto", 1 or 2'),
   defaultMode: (v) =>
     isObject(v) && Object.values(v).every((m) => typeof m === "string" && m !== "") ? undefined : "must map agent names to mode ids",

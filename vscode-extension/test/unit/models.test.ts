@@ -409,6 +409,17 @@ describe("settings", () => {
     assert.match(bad.problems[0] ?? "", /acpls.agent `args` must be a list of strings/);
   });
 
+  test("the agents setting maps names to what acpls.agent takes", () => {
+    const agents = { mine: { command: "my-agent", args: ["--acp"] }, fast: "gemini" };
+    const ok = validateSettings((key) => (key === "agents" ? agents : undefined));
+    assert.deepEqual(ok.problems, []);
+    assert.deepEqual(ok.settings, { agents });
+    const bad = validateSettings((key) => (key === "agents" ? { mine: { args: ["x"] } } : undefined));
+    assert.deepEqual(bad.settings, {});
+    assert.match(bad.problems[0] ?? "", /acpls.agents mine: needs a non-empty `command` string/);
+    assert.match(validateSettings((key) => (key === "agents" ? ["gemini"] : undefined)).problems[0] ?? "", /acpls.agents must map/);
+  });
+
   test("bad values are reported and left out", () => {
     const values: Record<string, unknown> = { protocolVersion: 3, "terminal.scrollbackBytes": -1, "files.allowedRoots": ["relative"], "log.level": "loud" };
     const { settings, problems } = validateSettings((key) => values[key]);

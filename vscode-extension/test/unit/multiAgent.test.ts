@@ -36,6 +36,20 @@ describe("several agents side by side (protocol.md section 13)", () => {
     );
   });
 
+  test("the acpls.agents setting's names come after the running agents", () => {
+    const running: RunningAgent[] = [{ agent: "mine", state: "running", default: false, sessions: [] }];
+    const picks = newSessionPicks([entry("gemini", "Gemini CLI")], running, "claude", ["mine", "fast", "gemini"]);
+    assert.deepEqual(
+      picks.map((p) => [p.label, p.agent]),
+      [
+        ["$(star-full) claude", undefined],
+        ["$(vm-running) mine", "mine"],
+        ["$(gear) fast", "fast"],
+        ["$(gear) gemini", "gemini"],
+      ],
+    );
+  });
+
   test("sessions name their agent only when several agents have sessions", () => {
     const one = [{ sessionId: "a-1", title: "Fix", agent: "claude" }, { sessionId: "a-2", agent: "claude" }];
     assert.equal(sessionChoiceLabel(one[0]!, one), "Fix");
