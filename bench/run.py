@@ -35,6 +35,7 @@ sys.path.insert(0, str(REPO))
 from bench import traffic  # noqa: E402
 from bench.checkpoints import bench_p6  # noqa: E402
 from bench.editor import Editor, cpu_seconds, rss_kib  # noqa: E402
+from bench.session_load import bench_p8  # noqa: E402
 
 PY = sys.executable
 BENCH = REPO / "bench"
@@ -712,6 +713,7 @@ BENCHMARKS: dict[str, Callable[[Context, Config, Report], None]] = {
     "P5": bench_p5,
     "P6": bench_p6,
     "P7": bench_p7,
+    "P8": bench_p8,
 }
 
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from acpls.acp.converter import structure
+from acpls.acp.models import ContentChunk
+from acpls.translate import session_updates
 from acpls.translate.session_updates import Normalized, SessionUpdateNormalizer
 
 
@@ -526,3 +531,66 @@ def test_message_memory_is_bounded() -> None:
     # The forgotten m0 comes back as new; the remembered m9 is recognised.
     assert ids(feed(n, agent("x", "m0"), agent("x", "m9"))) == ["m0"]
     assert n.replay_mode(False) == []
+
+
+# -- the plain text chunk fast path (issue #18.3: replays are mostly such chunks) ---------------
+
+_JSON_SCALARS = st.none() | st.booleans() | st.integers() | st.text(max_size=5)
+_CHUNK_VALUES = st.recursive(
+    _JSON_SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=4), inner, max_size=2)
+    ),
+    max_leaves=4,
+)
+_BLOCKS = st.fixed_dictionaries(
+    {"type": st.sampled_from(["text", "image", "texts"]) | _JSON_SCALARS},
+    optional={"text": _JSON_SCALARS, "annotations": _CHUNK_VALUES, "data": _JSON_SCALARS},
+)
+_CHUNKS = st.fixed_dictionaries(
+    {
+        "sessionUpdate": st.sampled_from(
+            ["agent_message_chunk", "user_message_chunk", "agent_thought_chunk"]
+        ),
+        "content": _BLOCKS | _CHUNK_VALUES,
+    },
+    optional={"messageId": _JSON_SCALARS, "_meta": _CHUNK_VALUES, "extra": _CHUNK_VALUES},
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_CHUNKS)
+def test_the_plain_chunk_check_accepts_only_what_the_model_accepts(update: dict[str, Any]) -> None:
+    if session_updates._plain_text_chunk(update):
+        structure(update, ContentChunk)  # must not raise
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_CHUNKS, max_size=12), st.booleans())
+def test_the_fast_path_normalises_exactly_as_the_model_path(
+    updates: list[dict[str, Any]], replaying: bool
+) -> None:
+    def run(fast: bool) -> list[Any]:
+        normalizer = SessionUpdateNormalizer(1)
+        out: list[Any] = normalizer.replay_mode(True) if replaying else []
+        original = session_updates._plain_text_chunk
+        session_updates._plain_text_chunk = original if fast else (lambda _u: False)  # type: ignore[assignment]
+        try:
+            for update in updates:
+                out.extend(normalizer.normalize(update).editor_updates)
+        finally:
+            session_updates._plain_text_chunk = original  # type: ignore[assignment]
+        return out + normalizer.replay_mode(False)
+
+    assert run(True) == run(False)
+
+
+def test_plain_text_chunks_skip_the_model() -> None:
+    """The replay's common case is checked by hand (structuring it cost more than the rest)."""
+    assert session_updates._plain_text_chunk(agent("hi"))
+    assert session_updates._plain_text_chunk(agent("hi", "m1"))
+    assert not session_updates._plain_text_chunk({**agent("hi"), "messageId": None})
+    assert not session_updates._plain_text_chunk({**agent("hi"), "_meta": {}})
+    assert not session_updates._plain_text_chunk(
+        {"sessionUpdate": "agent_message_chunk", "content": {**text("x"), "annotations": {}}}
+    )

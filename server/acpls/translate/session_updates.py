@@ -121,6 +121,24 @@ class _Fingerprint:
         return total.digest()
 
 
+_PLAIN_CHUNK_KEYS = frozenset({"sessionUpdate", "content", "messageId"})
+_TEXT_BLOCK_KEYS = frozenset({"type", "text"})
+
+
+def _plain_text_chunk(update: JsonObject) -> bool:
+    """A chunk `structure(update, ContentChunk)` accepts for sure: a `{"type": "text", "text"}`
+    block, a string `messageId` or none, and no other key."""
+    content = update.get("content")
+    return (
+        type(content) is dict
+        and content.keys() == _TEXT_BLOCK_KEYS
+        and content["type"] == "text"
+        and type(content["text"]) is str
+        and update.keys() <= _PLAIN_CHUNK_KEYS
+        and type(update.get("messageId", "")) is str
+    )
+
+
 def _plain_text(block: Any) -> str | None:
     if type(block) is dict and block.get("type") == "text" and len(block) == 2:
         text = block.get("text")
@@ -304,7 +322,11 @@ class SessionUpdateNormalizer:
     # ----------------------------------------------------------------------- messages
 
     def _chunk(self, update: JsonObject, result: Normalized) -> None:
-        structure(update, ContentChunk)  # validates; the editor gets the agent's own objects
+        if not _plain_text_chunk(update):
+            # Validates; the editor gets the agent's own objects. A plain text chunk (nearly all
+            # of a replay) is checked by `_plain_text_chunk` alone: structuring it costs more
+            # than everything else acpls does with it.
+            structure(update, ContentChunk)
         kind = update["sessionUpdate"]
         role = _ROLES[kind]
         block = update["content"]

@@ -1,0 +1,260 @@
+"""P8: a stored session of N updates loaded through acpls, against the agent's replay read raw.
+
+The agent is tests/agents/speed_agent.py (`session/load` of `chat-<N>-<R>` replays exactly N
+`session/update`s). Two figures per size, in the same run:
+
+- acpls: `acpls.loadSession` from the bench editor (bench/editor.py): from the request to its
+  response, by which time every `acpls/sessionUpdate` (or `acpls/sessionUpdates` batch) of the
+  replay has reached the editor (acpls flushes the session's updates before it answers).
+- raw: a bare reader that starts the same agent, sends `initialize` and `session/load` and reads
+  the replay's lines (`json.loads` of each) until the response: what the agent itself costs.
+
+Every run checks that the editor got every update in order, ending with the agent's last message.
+`python bench/session_load.py [--sizes 5000,10000,20000] [--profile OUT.txt]` runs it alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench.editor import Editor, cpu_seconds  # noqa: E402
+
+if TYPE_CHECKING:
+    from bench.run import Config, Context, Report
+
+PY = sys.executable
+SPEED_AGENT = REPO / "tests" / "agents" / "speed_agent.py"
+SIZES = (5000, 10000, 20000)
+
+
+class Received:
+    """What the editor shows of one session: its updates in arrival order, however delivered."""
+
+    def __init__(self) -> None:
+        self.updates: list[dict[str, Any]] = []
+        self.messages = 0
+
+    def on_update(self, params: dict[str, Any]) -> None:
+        self.messages += 1
+        self.updates.append(params["update"])
+
+    def on_updates(self, params: dict[str, Any]) -> None:
+        self.messages += 1
+        self.updates.extend(params["updates"])
+
+    def view(self) -> list[Any]:
+        """The conversation as an editor shows it: messages (role, joined text) and tool calls
+        (id, title, status) in order of first appearance, each at its last state."""
+        items: dict[Any, Any] = {}
+        for update in self.updates:
+            kind = update.get("sessionUpdate")
+            if kind == "message_chunk":
+                key = ("message", update["messageId"])
+                role, text = items.get(key, (update["role"], ""))
+                items[key] = (role, text + update["content"]["text"])
+            elif kind == "message":  # a whole message (a replay sends them so)
+                text = "".join(block["text"] for block in update["content"])
+                items[("message", update["messageId"])] = (update["role"], text)
+            elif kind == "tool_call":
+                call = update["toolCall"]
+                items[("tool", call["toolCallId"])] = (
+                    call["toolCallId"],
+                    call["title"],
+                    call["status"],
+                )
+        return list(items.values())
+
+
+def expected_view(size: int, session_id: str) -> list[Any]:
+    """What `Received.view` must be after loading `session_id`: the agent's replay with
+    consecutive chunks of one role joined into one message."""
+    sys.path.insert(0, str(SPEED_AGENT.parent))
+    from speed_agent import chat_updates  # type: ignore[import-not-found]
+
+    roles = {"user_message_chunk": "user", "agent_message_chunk": "agent"}
+    items: list[Any] = []
+    calls: dict[str, int] = {}
+    last_role = None
+    for update in chat_updates(size, session_id):
+        kind = update["sessionUpdate"]
+        if kind in roles:
+            role, text = roles[kind], update["content"]["text"]
+            if last_role == role:
+                items[-1] = (role, items[-1][1] + text)
+            else:
+                items.append((role, text))
+            last_role = role
+            continue
+        last_role = None
+        call_id = update["toolCallId"]
+        if kind == "tool_call":
+            calls[call_id] = len(items)
+            items.append((call_id, update["title"], update["status"]))
+        else:
+            at = calls[call_id]
+            items[at] = (call_id, items[at][1], update["status"])
+    return items
+
+
+def acpls_load(
+    workspace: Path, env: dict[str, str], size: int, run: int, argv: list[str] | None = None
+) -> dict[str, Any]:
+    editor = Editor(argv or [PY, "-m", "acpls"], env=env)
+    received = Received()
+    editor.handlers["acpls/sessionUpdate"] = received.on_update
+    editor.handlers["acpls/sessionUpdates"] = received.on_updates
+    try:
+        editor.initialize(str(workspace), {"agent": {"command": PY, "args": [str(SPEED_AGENT)]}})
+        # The agent starts with the first load: a tiny one, so the figure is the replay's alone.
+        editor.command("acpls.loadSession", {"sessionId": "chat-1-0"})
+        received.updates.clear()
+        received.messages = 0
+        session_id = f"chat-{size}-{run}"
+        cpu_before = cpu_seconds(editor.pid)
+        start = time.monotonic()
+        editor.command("acpls.loadSession", {"sessionId": session_id})
+        seconds = time.monotonic() - start
+        cpu = cpu_seconds(editor.pid) - cpu_before
+        view = received.view()
+        return {
+            "seconds": seconds,
+            "acpls_cpu": cpu,
+            "messages": received.messages,
+            "updates": len(received.updates),
+            "exact": view == expected_view(size, session_id),
+            "last": view[-1][1] if view else None,
+        }
+    finally:
+        editor.close()
+
+
+def raw_load(workspace: Path, size: int, run: int) -> dict[str, Any]:
+    """The agent's replay read by a bare reader: one `json.loads` per line, nothing else."""
+    proc = subprocess.Popen(
+        [PY, str(SPEED_AGENT)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        bufsize=0,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    fd = proc.stdout.fileno()
+    pending = bytearray()
+
+    def lines() -> Any:
+        while True:
+            data = os.read(fd, 1 << 20)
+            if not data:
+                return
+            pending.extend(data)
+            end = pending.rfind(b"\n") + 1
+            if end:
+                chunk = bytes(pending[:end])
+                del pending[:end]
+                yield from chunk.splitlines()
+
+    stream = lines()
+
+    def send(message: dict[str, Any]) -> None:
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps(message).encode() + b"\n")
+
+    def until(msg_id: int) -> int:
+        for count, line in enumerate(stream):
+            message = json.loads(line)
+            if message.get("id") == msg_id and "method" not in message:
+                return count
+        raise RuntimeError("the agent closed its output")
+
+    try:
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})
+        until(1)
+        session_id = f"chat-{size}-{run}"
+        start = time.monotonic()
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "session/load",
+                "params": {"sessionId": session_id, "cwd": str(workspace), "mcpServers": []},
+            }
+        )
+        updates = until(2)
+        return {"seconds": time.monotonic() - start, "updates": updates}
+    finally:
+        proc.stdin.close()
+        proc.wait(10)
+
+
+def measure(sizes: tuple[int, ...], runs: int, argv: list[str] | None = None) -> dict[int, Any]:
+    """Per size: the runs of both, interleaved (raw, acpls, raw, acpls…) so load hits both."""
+    root = Path(tempfile.mkdtemp(prefix="acpls-load-"))
+    workspace = root / "ws"
+    workspace.mkdir()
+    env = {**os.environ, "XDG_STATE_HOME": str(root / "state"), "PYTHONPATH": str(REPO)}
+    out: dict[int, Any] = {}
+    for size in sizes:
+        raws, acplses = [], []
+        for run in range(1, runs + 1):
+            raws.append(raw_load(workspace, size, run))
+            acplses.append(acpls_load(workspace, env, size, run, argv))
+        out[size] = {"raw": raws, "acpls": acplses}
+    return out
+
+
+def bench_p8(ctx: Context, cfg: Config, report: Report) -> None:
+    """`make bench`'s P8 line: medians per size, growth per doubling, every load exact."""
+    measured = measure(SIZES, cfg.runs)
+    rows = []
+    for size in SIZES:
+        acpls = sorted(r["seconds"] for r in measured[size]["acpls"])[
+            len(measured[size]["acpls"]) // 2
+        ]
+        raw = sorted(r["seconds"] for r in measured[size]["raw"])[len(measured[size]["raw"]) // 2]
+        cpu = min(r["acpls_cpu"] for r in measured[size]["acpls"])
+        messages = max(r["messages"] for r in measured[size]["acpls"])
+        rows.append((size, acpls, raw, cpu, messages))
+    exact = all(r["exact"] for m in measured.values() for r in m["acpls"])
+    growth = [rows[i + 1][1] / rows[i][1] for i in range(len(rows) - 1)]
+    report.figures["p8"] = measured
+    last = rows[-1]
+    shown = ", ".join(
+        f"{n // 1000}k {a:.2f} s (raw {r:.2f} s, acpls CPU {c:.2f} s, {m} messages)"
+        for n, a, r, c, m in rows
+    )
+    report.target(
+        f"P8 session load 5k / 10k / 20k updates: {shown};",
+        exact and last[1] <= 0.5 and all(g <= 2.5 for g in growth),
+        f"x{' x'.join(f'{g:.2f}' for g in growth)} per doubling; every update in order"
+        f" {'yes' if exact else 'NO'} (target 20k <= 0.5 s, each doubling <= 2.5x, exact)",
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="P8: a long session loaded through acpls")
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--profile", type=Path, help="run acpls under pyinstrument, report here")
+    parser.add_argument("--acpls", help="the command that runs acpls (another checkout's)")
+    args = parser.parse_args()
+    argv = args.acpls.split() if args.acpls else None
+    if args.profile is not None:
+        argv = [PY, str(REPO / "bench" / "profiled_acpls.py"), str(args.profile)]
+    sizes = tuple(int(s) for s in args.sizes.split(","))
+    print(json.dumps(measure(sizes, args.runs, argv), indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

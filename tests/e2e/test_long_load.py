@@ -1,0 +1,147 @@
+"""Loading a long stored session (issue #18.3): 20,000 replayed updates reach the editor, every
+one, in order, with the exact final state (the replay fast path and the delivery of a load)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.e2e.conftest import command, notifications, scripted, start
+
+UPDATES = 20_000
+
+
+def replayed(count: int) -> list[dict[str, Any]]:
+    """`count` updates of a long chat, in the shapes agents replay: plain text chunks (the fast
+    path), chunks with a message id, thoughts, non-text blocks, tool calls."""
+    updates: list[dict[str, Any]] = []
+    turn = 0
+    while len(updates) < count:
+        turn += 1
+        call = f"call-{turn}"
+        updates += [
+            {"sessionUpdate": "user_message_chunk", "content": _text(f"Question {turn}?")},
+            *(
+                {"sessionUpdate": "agent_message_chunk", "content": _text(f"{turn}.{p} ")}
+                for p in range(4)
+            ),
+            {"sessionUpdate": "agent_thought_chunk", "content": _text(f"thinking {turn}")},
+            {
+                "sessionUpdate": "tool_call",
+                "toolCallId": call,
+                "title": f"Read step{turn}.py",
+                "kind": "read",
+                "status": "in_progress",
+            },
+            {"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "completed"},
+            {
+                "sessionUpdate": "agent_message_chunk",
+                "messageId": f"m-{turn}",
+                "content": _text(f"Done {turn}."),
+            },
+            {
+                "sessionUpdate": "agent_message_chunk",
+                "content": {"type": "resource_link", "uri": f"file:///ws/s{turn}.py", "name": "s"},
+            },
+        ]
+    del updates[count - 1 :]
+    updates.append({"sessionUpdate": "agent_message_chunk", "content": _text("LAST MESSAGE")})
+    return updates
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def expected_view(updates: list[dict[str, Any]]) -> list[Any]:
+    """What an editor shows after the replay: messages (role, blocks) and tool calls at their
+    last state, in order of first appearance. A chunk without an id continues the message of
+    the update before it when that was a chunk of the same role (protocol.md 5.4); a chunk with
+    an id starts its own message."""
+    roles = {"user_message_chunk": "user", "agent_message_chunk": "agent"}
+    roles["agent_thought_chunk"] = "thought"
+    items: list[Any] = []
+    calls: dict[str, int] = {}
+    open_role = None  # the role id-less chunks are continuing
+    for update in updates:
+        kind = update["sessionUpdate"]
+        if kind in roles:
+            role = roles[kind]
+            if "messageId" not in update and open_role == role:
+                items[-1][1].append(update["content"])
+            else:
+                items.append([role, [update["content"]]])
+            open_role = role
+            continue
+        open_role = None
+        call_id = update["toolCallId"]
+        if kind == "tool_call":
+            calls[call_id] = len(items)
+            items.append([call_id, update["title"], update["status"]])
+        else:
+            items[calls[call_id]][2] = update["status"]
+    return [_joined(item) for item in items]
+
+
+def received_view(updates: list[dict[str, Any]]) -> list[Any]:
+    """The same view of what the editor received (editors/protocol.md 5.4)."""
+    items: dict[Any, list[Any]] = {}
+    for update in updates:
+        kind = update["sessionUpdate"]
+        if kind == "message_chunk":
+            key = ("m", update["messageId"])
+            items.setdefault(key, [update["role"], []])[1].append(update["content"])
+        elif kind == "message":
+            items[("m", update["messageId"])] = [update["role"], list(update["content"])]
+        elif kind == "tool_call":
+            call = update["toolCall"]
+            items[("t", call["toolCallId"])] = [call["toolCallId"], call["title"], call["status"]]
+    return [_joined(item) for item in items.values()]
+
+
+def _joined(item: list[Any]) -> Any:
+    """Adjacent text blocks as one (acpls may coalesce text chunks of one message)."""
+    if not isinstance(item[1], list):
+        return tuple(item)
+    blocks: list[Any] = []
+    for block in item[1]:
+        if block.get("type") == "text" and blocks and set(blocks[-1]) == {"type", "text"}:
+            blocks[-1] = _text(blocks[-1]["text"] + block["text"])
+        else:
+            blocks.append(dict(block))
+    return (item[0], json.dumps(blocks))
+
+
+def session_updates(client: Any, session_id: str) -> list[dict[str, Any]]:
+    """Every update of `session_id` the editor received, in order."""
+    return [
+        dict(p["update"])
+        for p in notifications(client, "acpls/sessionUpdate")
+        if p["sessionId"] == session_id
+    ]
+
+
+async def test_a_20000_update_session_loads_whole_and_in_order(
+    client: Any, workspace: Path, tmp_path: Path
+) -> None:
+    updates = replayed(UPDATES)
+    assert len(updates) == UPDATES
+    script = tmp_path / "long.json"
+    script.write_text(
+        json.dumps(
+            {
+                "protocol": 1,
+                "on_initialize": {"agentCapabilities": {"loadSession": True}},
+                "on_load": [{"update": u} for u in updates],
+            }
+        )
+    )
+    await start(client, workspace, scripted(script, tmp_path / "agent.jsonl"))
+    loaded = await command(client, "acpls.loadSession", {"sessionId": "long-1"})
+    assert loaded["sessionId"] == "long-1"
+    view = received_view(session_updates(client, "long-1"))
+    assert len(view) == len(expected_view(updates))
+    assert view == expected_view(updates)
+    assert view[-1][0] == "agent"
+    assert view[-1][1].endswith('LAST MESSAGE"}]')
