@@ -937,9 +937,20 @@ function renderPrompts(prompts: PanelPrompt[]): void {
 function renderQuestions(questions: PanelQuestion[]): void {
   const stick = atBottom();
   const keep = new Map([...questionsBox.querySelectorAll<HTMLFormElement>("form.question")].map((f) => [f.dataset.key ?? "", f]));
-  questionsBox.replaceChildren(...questions.map((q) => keep.get(q.key) ?? questionForm(q)));
+  placeInOrder(questionsBox, questions.map((q) => keep.get(q.key) ?? questionForm(q)));
   questionsBox.hidden = questions.length === 0;
   if (stick) log.scrollTop = log.scrollHeight;
+}
+
+/** Makes `box`'s children exactly `nodes`, in order, moving only what is out of place: a form the
+ * user is typing in stays in the document, so it keeps the focus and no keystroke is lost (taking
+ * a focused node out of the document, even to put it straight back, blurs it). */
+function placeInOrder(box: HTMLElement, nodes: HTMLElement[]): void {
+  nodes.forEach((node, index) => {
+    const there = box.children.item(index);
+    if (there !== node) box.insertBefore(node, there);
+  });
+  while (box.children.length > nodes.length) box.lastElementChild?.remove();
 }
 
 function questionForm(q: PanelQuestion): HTMLFormElement {
