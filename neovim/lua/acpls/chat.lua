@@ -101,10 +101,16 @@ end
 function Chat:apply(update)
   self:ensure_buffers()
   local sid = self.session_id
+  local chatview = require('acpls.chatview')
+  local mode = chatview.mode_name(self.view.session)
   local edits = self.view:apply(update, function(tid)
     return require('acpls.terminals').describe(sid, tid)
   end)
   self:render(edits)
+  -- statusline() shows the mode: a change by the agent shows at once, not at the next redraw.
+  if chatview.mode_name(self.view.session) ~= mode then
+    vim.cmd.redrawstatus({ bang = true })
+  end
 end
 
 ---------------------------------------------------------------------------------------------------
@@ -672,7 +678,7 @@ function Chat:cancel()
 end
 
 function Chat:pick_mode()
-  local modes = self.view.session.modes
+  local modes = require('acpls.chatview').session_modes(self.view.session)
   if not modes or #modes.availableModes == 0 then
     vim.notify('acpls: the agent offers no modes')
     return
@@ -688,21 +694,6 @@ function Chat:pick_mode()
       client.exec(self.client_id, 'acpls.setMode', { sessionId = self.session_id, modeId = choice.id })
     end
   end)
-end
-
-local function select_values(opt)
-  local values = {}
-  for _, o in ipairs(type(opt.options) == 'table' and opt.options or {}) do
-    if type(o.options) == 'table' then
-      for _, inner in ipairs(o.options) do
-        local group = o.name and (o.name .. ': ') or ''
-        table.insert(values, { value = inner.value, name = group .. (inner.name or tostring(inner.value)) })
-      end
-    else
-      table.insert(values, { value = o.value, name = o.name or tostring(o.value) })
-    end
-  end
-  return values
 end
 
 ---@param category string? only the option of this category (`model`: the model picker)
@@ -741,7 +732,7 @@ function Chat:pick_config(category)
       self:set_option(opt, opt.currentValue ~= true) -- a boolean flips at once
       return
     end
-    local values = select_values(opt)
+    local values = require('acpls.chatview').option_values(opt)
     vim.ui.select(values, {
       prompt = opt.name or opt.id or opt.configId,
       format_item = function(v)
@@ -1417,6 +1408,12 @@ local function check_usage(chat, update)
     chat.usage_warned = true
     vim.notify("acpls: the agent's context is nearly full (" .. chatview.usage_text(update) .. ')', vim.log.levels.WARN)
   end
+end
+
+--- The current chat's mode as the agent names it (`Plan`), or nil.
+function M.mode_status()
+  local chat = M.current()
+  return chat and require('acpls.chatview').mode_name(chat.view.session) or nil
 end
 
 --- The current chat's context meter (`ctx 42%`), or nil.

@@ -264,14 +264,9 @@ function View:render_header()
   if s.agent then
     table.insert(parts, s.agent)
   end
-  if s.modes and s.modes.currentModeId then
-    local name = s.modes.currentModeId
-    for _, m in ipairs(s.modes.availableModes or {}) do
-      if m.id == s.modes.currentModeId then
-        name = m.name or name
-      end
-    end
-    table.insert(parts, 'mode: ' .. tostring(name))
+  local mode = M.mode_name(s)
+  if mode then
+    table.insert(parts, 'mode: ' .. mode)
   end
   if s.state then
     table.insert(parts, M.state_label(s.state))
@@ -663,6 +658,7 @@ function View:apply(u, terminal_info)
     table.insert(edits, self:header_edit())
   elseif kind == 'config_options' then
     s.configOptions = type(u.configOptions) == 'table' and u.configOptions or {}
+    table.insert(edits, self:header_edit()) -- under ACP v2 the mode is one of them
   elseif kind == 'session_info' then
     if str(u.title) then
       s.title = u.title
@@ -784,6 +780,63 @@ function M.apply_edits(lines, edits)
     end
   end
   return lines
+end
+
+--- A config option's values, groups flattened (`Group: name`): `{ value, name, description }`.
+---@param opt table
+---@return table[]
+function M.option_values(opt)
+  local values = {}
+  for _, o in ipairs(type(opt.options) == 'table' and opt.options or {}) do
+    if type(o.options) == 'table' then
+      for _, inner in ipairs(o.options) do
+        local group = o.name and (o.name .. ': ') or ''
+        local name = group .. (inner.name or tostring(inner.value))
+        table.insert(values, { value = inner.value, name = name, description = str(inner.description) })
+      end
+    else
+      table.insert(values, { value = o.value, name = o.name or tostring(o.value), description = str(o.description) })
+    end
+  end
+  return values
+end
+
+--- A session's modes, `{ currentModeId, availableModes }`: v1's `modes`, else its config option of
+--- category `mode` (ACP v2 has no modes; `acpls.setMode` sets that option). nil: it has none.
+---@param s table the view's session
+---@return table?
+function M.session_modes(s)
+  if s.modes then
+    return s.modes
+  end
+  for _, o in ipairs(type(s.configOptions) == 'table' and s.configOptions or {}) do
+    if o.category == 'mode' and str(o.currentValue) then
+      local modes = {}
+      for _, v in ipairs(M.option_values(o)) do
+        table.insert(modes, { id = v.value, name = v.name, description = v.description })
+      end
+      return { currentModeId = o.currentValue, availableModes = modes }
+    end
+  end
+  return nil
+end
+
+--- The session's current mode as the agent names it (its id when the agent does not list it), or
+--- nil (the chat header, statusline()).
+---@param s table the view's session
+---@return string?
+function M.mode_name(s)
+  local modes = M.session_modes(s)
+  local current = modes and str(modes.currentModeId)
+  if not current then
+    return nil
+  end
+  for _, m in ipairs(modes.availableModes or {}) do
+    if m.id == current then
+      return str(m.name) or current
+    end
+  end
+  return current
 end
 
 -- How full the context window is when the user is warned (once per session), as in acpls.

@@ -41,6 +41,10 @@ function M.statusline()
   if status then
     table.insert(parts, tostring(status.agent or '') .. ' ' .. tostring(status.state or ''))
   end
+  local mode = require('acpls.chat').mode_status()
+  if mode then
+    table.insert(parts, mode)
+  end
   local follow = require('acpls.follow').state
   if follow.paused then
     table.insert(parts, 'follow paused')
