@@ -117,14 +117,35 @@ async function terminalShows(page: Page, text: string): Promise<boolean> {
   return page.evaluate((t) => (document.querySelector(".terminal-wrapper.active .xterm-rows")?.textContent ?? "").includes(t), text);
 }
 
+/** Presses a key every `everyMs` until the returned function is called (and awaited). On its own
+ * loop: tied to the polling, keys were pressed only right after an evaluate got through, that is
+ * when the main thread had just become free, and a busy page got almost none (1 key in a 12 s run). */
+function typeAlong(page: Page, everyMs: number): () => Promise<void> {
+  let done = false;
+  const typist = (async () => {
+    while (!done) {
+      await page.keyboard.press("KeyX");
+      await sleep(everyMs);
+    }
+  })();
+  return async () => {
+    done = true;
+    await typist;
+  };
+}
+
 /** Waits for the marker in the active terminal, pressing a key in the panel's prompt every 50 ms
  * when `typing`; returns the time it took from `start`. */
 async function untilShown(page: Page, text: string, start: number, typing: boolean, timeoutMs = 600_000): Promise<number> {
-  for (;;) {
-    if (await terminalShows(page, text)) return performance.now() - start;
-    if (performance.now() - start > timeoutMs) throw new Error(`"${text}" not shown within ${timeoutMs} ms`);
-    if (typing) await page.keyboard.press("KeyX");
-    await sleep(50);
+  const stopTyping = typing ? typeAlong(page, 50) : async () => undefined;
+  try {
+    for (;;) {
+      if (await terminalShows(page, text)) return performance.now() - start;
+      if (performance.now() - start > timeoutMs) throw new Error(`"${text}" not shown within ${timeoutMs} ms`);
+      await sleep(50);
+    }
+  } finally {
+    await stopTyping();
   }
 }
 
@@ -223,17 +244,22 @@ async function loadChat(frame: Frame, size: number, run: number): Promise<{ ms: 
   const startWall = Date.now();
   await action.click();
   await frame.evaluate(() => document.querySelector<HTMLTextAreaElement>("textarea.prompt")?.focus());
-  for (;;) {
-    const shown = await frame.evaluate((w) => {
-      const messages = document.querySelectorAll(".message.agent");
-      return (messages[messages.length - 1]?.textContent ?? "").includes(w);
-    }, wanted);
-    if (shown) break;
-    if (performance.now() - start > 300_000) throw new Error(`${wanted} not shown`);
-    await page.keyboard.press("KeyX");
-    await sleep(20);
+  const stopTyping = typeAlong(page, 20);
+  let ms: number;
+  try {
+    for (;;) {
+      const shown = await frame.evaluate((w) => {
+        const messages = document.querySelectorAll(".message.agent");
+        return (messages[messages.length - 1]?.textContent ?? "").includes(w);
+      }, wanted);
+      ms = performance.now() - start;
+      if (shown) break;
+      if (ms > 300_000) throw new Error(`${wanted} not shown`);
+      await sleep(20);
+    }
+  } finally {
+    await stopTyping();
   }
-  const ms = performance.now() - start;
   await stop();
   const keys = await takeKeys(frame);
   const updates = await frame.evaluate(() => {
