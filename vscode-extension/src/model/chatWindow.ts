@@ -61,3 +61,16 @@ export class ChatWindow {
     return parts.length === 0 ? undefined : parts.join(" ");
   }
 }
+
+/** Time a redraw may spend creating and filling items in one animation frame (milliseconds); what
+ * is left waits for the next frame. */
+export const FRAME_BUDGET_MS = 8;
+/** The same while keys arrive (a key within TYPING_MS): the frame that shows the key comes sooner,
+ * a long load's items take a few more frames. */
+export const TYPING_FRAME_BUDGET_MS = 3;
+export const TYPING_MS = 600;
+
+/** The redraw budget of a frame that starts at `now`, the last key having been pressed at `lastKey`. */
+export function frameBudget(now: number, lastKey: number): number {
+  return now - lastKey < TYPING_MS ? TYPING_FRAME_BUDGET_MS : FRAME_BUDGET_MS;
+}

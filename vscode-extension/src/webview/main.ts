@@ -1,6 +1,6 @@
 // The agent panel's page. It keeps a copy of the shown session, applies the host's batches of
 // session updates with the same reducer as the host, and redraws only the items an update changed,
-// at most once per animation frame and for at most FRAME_BUDGET_MS of it (the rest waits for the
+// at most once per animation frame and for at most frameBudget of it (less while keys arrive; the rest waits for the
 // next frame, so keys typed in the prompt are taken between frames). Only a window of a long
 // conversation is in the page (model/chatWindow.ts): the last items, older pages put back on scroll
 // or with "Show earlier", and a note above the first shown item saying what is above it. Markdown goes through the escaping renderer; all other text is
@@ -22,7 +22,7 @@ import {
   toolKindIcon,
   toolStatusLabel,
 } from "../model/conversation";
-import { ChatWindow } from "../model/chatWindow";
+import { ChatWindow, frameBudget } from "../model/chatWindow";
 import { PromptHistory } from "../model/history";
 import { renderInline, renderMarkdown } from "../model/markdown";
 import { sessionChoiceLabel } from "../model/multiAgent";
@@ -41,9 +41,12 @@ const send = (message: PanelToHost): void => host.postMessage(message);
 // Keys typed here tell the host (at most once a KEYS_EVERY_MS): agent terminals then write smaller
 // slices further apart, so this page's keys are not stuck behind xterm.js parsing a big one.
 let keysSent = Number.NEGATIVE_INFINITY;
+/** When the last key was pressed here (performance.now()'s clock): redraws take less of a frame. */
+let lastKey = Number.NEGATIVE_INFINITY;
 document.addEventListener(
   "keydown",
   (event) => {
+    lastKey = event.timeStamp;
     if (event.timeStamp - keysSent < KEYS_EVERY_MS) return;
     keysSent = event.timeStamp;
     send({ type: "keys" });
@@ -161,8 +164,6 @@ let errorTimer: number | undefined;
 const chatWindow = new ChatWindow();
 /** `session.trimmed` when last rendered: a rise means the oldest items left the view. */
 let lastTrimmed = 0;
-/** Time a frame may spend creating and filling items; what is left waits for the next frame. */
-const FRAME_BUDGET_MS = 8;
 
 function schedule(change: Change): void {
   pending.items.push(...change.items);
@@ -205,7 +206,8 @@ function renderPending(): void {
   }
   const ids = [...new Set(pending.items)];
   let done = 0;
-  while (done < ids.length && (done === 0 || performance.now() - began < FRAME_BUDGET_MS)) {
+  const budget = frameBudget(began, lastKey);
+  while (done < ids.length && (done === 0 || performance.now() - began < budget)) {
     const item = shown.get(ids[done] ?? "");
     if (item !== undefined) renderItem(item);
     done += 1;

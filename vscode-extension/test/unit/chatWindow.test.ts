@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { ChatWindow } from "../../src/model/chatWindow";
+import { ChatWindow, FRAME_BUDGET_MS, frameBudget, TYPING_FRAME_BUDGET_MS, TYPING_MS } from "../../src/model/chatWindow";
 import { applyUpdate, emptySession } from "../../src/model/conversation";
 import type { SessionUpdate } from "../../src/protocol";
 
@@ -73,5 +73,13 @@ describe("chat window", () => {
       pages += 1;
     }
     assert.ok(pages > 0 && w.shows(0));
+  });
+
+  test("a redraw takes less of a frame while keys arrive", () => {
+    assert.ok(TYPING_FRAME_BUDGET_MS < FRAME_BUDGET_MS);
+    assert.equal(frameBudget(10_000, Number.NEGATIVE_INFINITY), FRAME_BUDGET_MS, "no key yet");
+    assert.equal(frameBudget(10_000, 10_000 - 5), TYPING_FRAME_BUDGET_MS, "a key 5 ms ago");
+    assert.equal(frameBudget(10_000, 10_000 - TYPING_MS + 1), TYPING_FRAME_BUDGET_MS);
+    assert.equal(frameBudget(10_000, 10_000 - TYPING_MS), FRAME_BUDGET_MS, "no key for TYPING_MS");
   });
 });
