@@ -25,6 +25,8 @@ Modes (what happens on `session/prompt`, unless said otherwise):
 - `stderr_flood`: `--stderr-mb` (default 100) MB written to stderr, then a normal answer.
 - `crash`: a tool call and a permission request, then exit 9 in the middle of the turn.
 - `exit_init`: writes a reason on stderr and exits 3 when `initialize` arrives.
+- `exit_at_once`: writes a reason on stderr and exits 2 before reading anything (a missing
+  config, a bad flag).
 - `half_line`: writes half a line (no newline) and exits 0.
 - `hang`: a chunk, then never answers the prompt and ignores session/cancel.
 - `replay`: advertises `loadSession` and `sessionCapabilities.resume`; violates both: replays
@@ -61,6 +63,7 @@ MODES = (
     "stderr_flood",
     "crash",
     "exit_init",
+    "exit_at_once",
     "half_line",
     "hang",
     "replay",
@@ -183,6 +186,10 @@ class Agent:
 
     # -- dispatch ----------------------------------------------------------------------------
     def run(self) -> int:
+        if self.mode == "exit_at_once":
+            sys.stderr.write("hostile agent: no configuration found, exiting\n")
+            sys.stderr.flush()
+            return 2
         while True:
             message = self.read()
             if message is None:
@@ -530,6 +537,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--flood", type=int, default=10_000)
     parser.add_argument("--stderr-mb", type=int, default=100)
     parser.add_argument("--no-load", action="store_true")
+    # Ignored: makes the command line as long as a test needs.
+    parser.add_argument("--pad", default="")
     args = parser.parse_args(argv)
     if args.pid_file is not None:
         args.pid_file.write_text(str(os.getpid()), encoding="utf-8")

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import ctypes
 import enum
+import errno
 import logging
 import signal
 import time
@@ -31,6 +32,10 @@ STDERR_LINE_MAX = 2000
 STDERR_LOG_BUDGET_PER_SECOND = 200
 READ_CHUNK = 256 * 1024
 DEFAULT_MAX_INPUT_BYTES = 64 * 1024 * 1024
+# How much of the agent's command line messages and log lines show: a command line of hundreds of
+# kilobytes (too long to start) must not become an error message or log line of that size.
+SHOWN_ARG_CHARS = 200
+SHOWN_COMMAND_CHARS = 1000
 
 
 class AgentState(enum.Enum):
@@ -131,7 +136,7 @@ class AgentProcess:
         return self._proc.pid if self._proc else None
 
     def describe(self) -> str:
-        return " ".join(self.argv)
+        return describe_argv(self.argv)
 
     async def start(self) -> None:
         try:
@@ -150,6 +155,13 @@ class AgentProcess:
         except (OSError, ValueError) as exc:
             self.state = AgentState.FAILED
             self.failure = f"could not start `{self.describe()}`: {exc}"
+            if isinstance(exc, OSError) and exc.errno == errno.E2BIG:
+                size = sum(len(a.encode("utf-8", "replace")) + 1 for a in self.argv)
+                env = sum(len(k) + len(v) + 2 for k, v in self.env.items())
+                self.failure += (
+                    f" (its command line is {size} bytes and its environment {env} bytes:"
+                    " too long for the system to start it)"
+                )
             raise AgentStartError(self.failure) from exc
         self.state = AgentState.RUNNING
         logger.info("%sagent started: %s (pid %d)", self._tag, self.describe(), self._proc.pid)
@@ -300,6 +312,20 @@ class AgentProcess:
     def _stop_group(self, *, force: bool) -> None:
         if self._proc is not None:
             stop_group(self._proc.pid, force=force)
+
+
+def describe_argv(argv: list[str]) -> str:
+    """The command line as messages show it, bounded: a long argument keeps its start and says
+    how long it was, and the whole stops at SHOWN_COMMAND_CHARS."""
+    shown = []
+    for arg in argv:
+        if len(arg) > SHOWN_ARG_CHARS:
+            arg = f"{arg[: SHOWN_ARG_CHARS // 2]}… ({len(arg)} characters)"
+        shown.append(arg)
+    text = " ".join(shown)
+    if len(text) > SHOWN_COMMAND_CHARS:
+        text = f"{text[:SHOWN_COMMAND_CHARS]}… ({len(argv)} arguments)"
+    return text
 
 
 def describe_returncode(code: int | None) -> str:
