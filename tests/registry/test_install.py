@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from acpls.core.agents import AgentCatalog, UnknownAgent
+from acpls.services import agent_install
 from acpls.services.agent_install import AgentInstallError
 from tests.registry.support import PLATFORM
 
@@ -139,3 +140,29 @@ async def test_the_listing_has_presets_first_then_registry_agents(served, xdg):
     assert tar["distributions"] == ["binary"] and tar["version"] == "1.2.3" and not tar["preset"]
     demo = next(r for r in rows if r["id"] == "demo")
     assert demo["installed"] is True and demo["runnable"] is True
+
+
+@pytest.mark.parametrize(
+    ("agent", "message"),
+    [
+        ("tar-agent", None),
+        ("traversal-agent", "unsafe archive"),
+        ("link-agent", "unsafe archive"),
+    ],
+)
+async def test_tar_archives_are_checked_without_tarfile_filters(
+    served, xdg, tmp_path, monkeypatch, agent, message
+):
+    """Python 3.11.0-3.11.3 (Debian 12's 3.11.2, which VS Code runs acpls on) has no tarfile
+    extraction filter: acpls checks the members itself, refusing the same archives."""
+    monkeypatch.setattr(agent_install, "_TAR_FILTER", False)
+    catalog = await _catalog(served, xdg)
+    if message is None:
+        done = await catalog.install(agent)
+        assert (Path(done["installDir"]) / "pkg" / "agent").is_file()
+        return
+    with pytest.raises(AgentInstallError) as caught:
+        await catalog.install(agent)
+    assert message in str(caught.value)
+    assert not (_agents_dir(xdg) / agent).exists() or not list((_agents_dir(xdg) / agent).iterdir())
+    assert not any(p.name == "escaped" for p in tmp_path.rglob("escaped"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import posixpath
 import shutil
 import stat
 import tarfile
@@ -182,19 +183,51 @@ def _download(url: str, dest: Path, sha256: str | None) -> None:
         )
 
 
+# tarfile's extraction filters came with Python 3.11.4 (and 3.12): Debian 12's Python 3.11.2, which
+# VS Code runs acpls on, has neither `filter=` nor FilterError (the install failed with an
+# AttributeError there), so acpls then checks every member itself before extracting.
+_TAR_FILTER = hasattr(tarfile, "data_filter")
+
+
 def _unpack(archive: Path, url: str, dest: Path) -> None:
     if zipfile.is_zipfile(archive):
         _unzip(archive, dest)
     elif tarfile.is_tarfile(archive):
+        unsafe: tuple[type[Exception], ...] = (tarfile.FilterError,) if _TAR_FILTER else ()
         try:
             with tarfile.open(archive) as tar:
-                tar.extractall(dest, filter="data")  # refuses absolute paths, `..`, outside links
-        except tarfile.FilterError as exc:
+                if _TAR_FILTER:  # refuses absolute paths, `..`, links out, devices
+                    tar.extractall(dest, filter="data")
+                else:
+                    _check_tar(tar, url)
+                    tar.extractall(dest)
+        except unsafe as exc:
             raise AgentInstallError(f"unsafe archive {url}: {exc}") from exc
         except (tarfile.TarError, EOFError, OSError) as exc:
             raise AgentInstallError(f"bad archive {url}: {exc}") from exc
     else:
         raise AgentInstallError(f"bad archive {url}: neither a zip nor a tar archive")
+
+
+def _check_tar(tar: tarfile.TarFile, url: str) -> None:
+    """What the `data` filter refuses, for Pythons without it: a member outside the directory (an
+    absolute path, `..`), a link whose target is outside it, a device or FIFO; other members lose
+    set-id bits and group/other write."""
+    for member in tar.getmembers():
+        try:
+            _inside(Path("/x"), member.name, what=f"entry {member.name!r}")
+            if member.issym():
+                target = posixpath.normpath(
+                    posixpath.join(posixpath.dirname(member.name), member.linkname)
+                )
+                _inside(Path("/x"), target, what=f"link {member.name!r} -> {member.linkname!r}")
+            elif member.islnk():
+                _inside(Path("/x"), member.linkname, what=f"link {member.name!r}")
+        except AgentInstallError as exc:
+            raise AgentInstallError(f"unsafe archive {url}: {exc}") from exc
+        if not (member.isfile() or member.isdir() or member.issym() or member.islnk()):
+            raise AgentInstallError(f"unsafe archive {url}: {member.name!r} is a special file")
+        member.mode &= 0o755
 
 
 def _unzip(archive: Path, dest: Path) -> None:
