@@ -1,6 +1,7 @@
 """`:Acpls agents` in real Neovim: the picker lists the presets and a local ACP registry (name,
 version, id, description, kinds, installed or not); choosing a registry binary installs it through
-the real acpls and makes it the agent, which then runs a turn; `:checkhealth acpls` checks it."""
+the real acpls and makes it the agent, which then runs a turn; picked again it is installed and
+shows the sign-in method it offered; `:checkhealth acpls` checks it."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.registry.serve import SCRIPT
 from tests.registry.support import RegistryServer, fixture_registry, registry_server
 
 pytestmark = pytest.mark.nvim
@@ -16,7 +18,7 @@ pytestmark = pytest.mark.nvim
 @pytest.fixture
 def local_registry(tmp_path) -> Iterator[RegistryServer]:
     with registry_server() as server:
-        server.set_registry(fixture_registry(server, "v1_basic", tmp_path / "tar-agent.jsonl"))
+        server.set_registry(fixture_registry(server, SCRIPT, tmp_path / "tar-agent.jsonl"))
         yield server
 
 
@@ -47,9 +49,9 @@ def test_pick_install_and_use_a_registry_agent(editor_factory, local_registry, t
     ed.nvim.command("Acpls agents")
     picker = ed.wait_select("acpls.agent")
     tar = next(label for label in picker["labels"] if "(tar-agent)" in label)
-    assert tar.endswith("· binary · installed")
+    assert tar.endswith("· binary · installed · sign-in: Tar key"), tar
     ed.lua("T.answer(...)", picker["index"], None)
 
     ed.nvim.command("checkhealth acpls")
     report = "\n".join(ed.nvim.current.buffer[:])
-    assert "agent tar-agent answers: scripted-agent" in report, report
+    assert "agent tar-agent answers: tar-agent" in report, report

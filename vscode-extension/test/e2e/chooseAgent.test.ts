@@ -1,0 +1,118 @@
+// "acpls: Choose agent…" in a real VS Code (code-server, the built .vsix; protocol.md section 12),
+// offline: the fixture ACP registry of tests/registry is served on 127.0.0.1 by
+// tests/registry/serve.py (registry.json, the agents' archives, an icon). The quick pick fetches the
+// registry again when asked, shows each agent's name, version, id, description, icon, kind and
+// whether it is installed; choosing the binary agent `tar-agent` has acpls download, check and
+// unpack it, and sets `acpls.agent`; a new session then runs on it (the scripted agent inside the
+// archive answers); picked again, it shows installed, current, and the sign-in method it offered.
+// Screenshots go to test-artifacts/vscode/choose-agent/.
+
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { after, before, describe } from "node:test";
+import { agentMessages, readEnv, stepper, until, VsCode, workbenchSettings } from "./harness";
+
+const env = readEnv();
+const vscode = new VsCode({ ...env, artifacts: join(env.artifacts, "choose-agent") });
+const step = stepper(vscode);
+const agentLog = join(vscode.root, "tar-agent.jsonl");
+const dataHome = join(vscode.root, "xdg-data");
+const installed = join(dataHome, "acpls", "agents", "tar-agent", "1.2.3", "pkg", "agent");
+let registry: ChildProcess | undefined;
+let served: { url: string; icon: string };
+
+/** The fixture registry's server (tests/registry/serve.py) on the test's Python. */
+async function serveRegistry(): Promise<{ url: string; icon: string }> {
+  const python = process.env.TEST_PYTHON;
+  if (python === undefined || python === "") throw new Error("TEST_PYTHON is not set (run this through make test-vscode)");
+  const child = spawn(python, ["-m", "tests.registry.serve", "--log", agentLog], { cwd: env.repoRoot, stdio: ["pipe", "pipe", "inherit"] });
+  registry = child;
+  const first = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once("line", resolve);
+    child.once("exit", (code) => reject(new Error(`tests.registry.serve exited (${String(code)}) before it printed anything`)));
+  });
+  return JSON.parse(first) as { url: string; icon: string };
+}
+
+function userSettings(): Record<string, unknown> {
+  return JSON.parse(readFileSync(join(vscode.root, "user", "User", "settings.json"), "utf8")) as Record<string, unknown>;
+}
+
+const picker = () => vscode.page.locator(".quick-input-widget", { hasText: "Choose agent" });
+const row = (text: string) => picker().locator(".quick-input-list .monaco-list-row", { hasText: text }).first();
+
+describe("acpls: Choose agent… in VS Code", { timeout: 240_000 }, () => {
+  before(async () => {
+    served = await serveRegistry();
+    await vscode.launch(
+      workbenchSettings({ "acpls.agent": "demo", "acpls.registry.url": served.url, "acpls.python": env.python }),
+      { ACPLS_DEMO_SPEED: "0", XDG_DATA_HOME: dataHome, XDG_CACHE_HOME: join(vscode.root, "xdg-cache") },
+    );
+  });
+
+  after(async () => {
+    registry?.stdin?.end();
+    await vscode.finish();
+  });
+
+  step("the quick pick lists the local registry's agents, fetched again on request", async () => {
+    await vscode.page.locator(".statusbar-item", { hasText: "Follow" }).first().waitFor({ timeout: 60_000 });
+    await vscode.command("acpls: Choose agent…");
+    await picker().waitFor({ timeout: 30_000 });
+    // The first listing may be the bundled snapshot (the fetch starts in the background): the
+    // item at the bottom fetches the registry and waits for it.
+    await picker().locator("input").fill("Fetch the registry again");
+    await row("Fetch the registry again").click();
+    await vscode.page.locator(".quick-input-widget", { hasText: "Choose agent (fresh)" }).waitFor({ timeout: 30_000 });
+    await picker().locator("input").fill("tar-agent");
+    const tar = row("Tar Agent 1.2.3");
+    await tar.waitFor({ timeout: 10_000 });
+    const text = await tar.innerText();
+    assert.match(text, /tar-agent · the tar-agent test agent/, text);
+    assert.match(text, /not installed: installed when chosen · binary/, text);
+    const icon = await tar.locator(".quick-input-list-icon").getAttribute("style");
+    assert.ok(icon?.includes("tar-agent.svg"), `the row's icon: ${String(icon)}`);
+    await picker().locator("input").fill("elsewhere");
+    assert.match(await row("Elsewhere Agent").innerText(), /cannot run here: .*windows-aarch64/);
+    await picker().locator("input").fill("demo");
+    await row("demo").waitFor({ timeout: 10_000 });
+    await vscode.screenshot("registry-listed");
+  });
+
+  step("choosing tar-agent installs it and makes it the agent", async () => {
+    await picker().locator("input").fill("tar-agent");
+    await row("Tar Agent 1.2.3").click();
+    await vscode.page.locator(".notification-toast", { hasText: "the agent is now tar-agent" }).waitFor({ timeout: 60_000 });
+    assert.ok(existsSync(installed), `${installed} unpacked`);
+    await until("the user setting written", () => userSettings()["acpls.agent"] === "tar-agent");
+    await vscode.screenshot("tar-agent-chosen");
+  });
+
+  step("a new session runs on the chosen agent", async () => {
+    await vscode.command("acpls: Open the agent panel");
+    const panel = vscode.page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+    const prompt = panel.locator("textarea.prompt");
+    await prompt.waitFor({ timeout: 60_000 });
+    await panel.locator('button[title="New session"]').click();
+    await prompt.click();
+    await prompt.fill("hello tar");
+    await prompt.press("Enter");
+    await panel.locator(".message.agent", { hasText: "from tar-agent" }).waitFor({ timeout: 60_000 });
+    await until("the prompt at tar-agent", () => agentMessages(agentLog, "session/prompt").length === 1);
+    await vscode.screenshot("tar-agent-turn");
+  });
+
+  step("picked again, tar-agent is installed, current, and shows its sign-in method", async () => {
+    await vscode.command("acpls: Choose agent…");
+    await picker().waitFor({ timeout: 30_000 });
+    await picker().locator("input").fill("tar-agent");
+    const text = await row("Tar Agent 1.2.3").innerText();
+    assert.match(text, /installed · binary · sign-in: Tar key/, text);
+    assert.equal(await row("Tar Agent 1.2.3").locator(".codicon-check").count(), 1, "marked as the current agent");
+    await vscode.screenshot("tar-agent-installed");
+    await vscode.page.keyboard.press("Escape");
+  });
+});
