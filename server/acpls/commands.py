@@ -12,8 +12,7 @@ from pygls.exceptions import JsonRpcException
 
 from acpls.acp.errors import AcpError
 from acpls.core.errors import CommandError
-from acpls.services.agent_check import check_agents
-from acpls.settings import parse_settings
+from acpls.services.agent_check import AgentCheck, check_agents
 from acpls.translate.mentions import parse_mentions
 
 if TYPE_CHECKING:
@@ -211,23 +210,35 @@ async def _rejected(hub: Hub, args: dict[str, Any]) -> Any:
 
 
 async def _check_agents(hub: Hub, args: dict[str, Any]) -> Any:
-    """`acpls.checkAgents`: the configured agent (or the ones named) installed and answering?"""
+    """`acpls.checkAgents`: the configured agents (`agent` and the `agents` setting's) or the
+    ones named (names of the `agents` setting too) installed and answering?"""
     names = args.get("agents")
+    unresolved: list[AgentCheck] = []
     if names is None:
         specs = [hub.settings.agent]
+        for name, _ in hub.settings.agents:
+            try:
+                spec = hub.agent_spec(name)
+            except CommandError as exc:  # a bad entry is one failed check, not a failed command
+                unresolved.append(AgentCheck(name, (), installed=False, ok=False, detail=str(exc)))
+                continue
+            if all(spec.name != s.name for s in specs):
+                specs.append(spec)
     elif isinstance(names, list):
         specs = []
         for value in names:
-            settings, problems = parse_settings({"agent": value}, hub.settings, hub.resolve_agent)
-            if problems:
-                raise InvalidParams("; ".join(problems))
-            specs.append(settings.agent)
+            if not isinstance(value, (str, dict)):
+                raise InvalidParams("agents must be a list of preset names or agent objects")
+            try:
+                specs.append(hub.agent_spec(value))
+            except CommandError as exc:
+                raise InvalidParams(str(exc)) from exc
     else:
         raise InvalidParams("agents must be a list of preset names or agent objects")
     results = await check_agents(
         specs, cwd=hub.workspace_root(), env=hub.settings.base_env(hub.environ)
     )
-    return {"agents": [r.to_json() for r in results]}
+    return {"agents": [r.to_json() for r in [*results, *unresolved]]}
 
 
 async def _agents(hub: Hub, args: dict[str, Any]) -> Any:

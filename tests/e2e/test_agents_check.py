@@ -184,3 +184,30 @@ async def test_the_lsp_command_checks_the_configured_agent_and_named_ones(client
     with pytest.raises(JsonRpcException) as info:
         await command(client, "acpls.checkAgents", {"agents": ["nope"]})
     assert info.value.code == -32602
+
+
+async def test_the_lsp_command_checks_the_agents_setting_too(client, workspace, tmp_path):
+    """Without names, every configured agent: `agent` and each of the `agents` setting (a bad
+    entry is one failed check); a name of the `agents` setting is checked as its entry says."""
+    from tests.agents import script_command
+    from tests.e2e.conftest import command, start
+
+    argv = script_command("v1_basic")
+    beta = {"command": argv[0], "args": argv[1:]}
+    agents = {
+        "beta": beta,
+        "demo-too": "demo",
+        "gone": {"command": "/nonexistent/agent"},
+        "nope": "no-such-registry-agent",
+    }
+    await start(client, workspace, "demo", agents=agents)
+    checked = await command(client, "acpls.checkAgents", {})
+    by_name = {c["name"]: c for c in checked["agents"]}
+    # demo-too is the demo preset, checked once; nope names no preset or registry agent
+    assert list(by_name) == ["demo", "beta", "gone", "nope"], by_name
+    assert by_name["demo"]["ok"] and by_name["beta"]["ok"], by_name
+    assert by_name["beta"]["agentName"] == "scripted-agent"
+    assert not by_name["gone"]["ok"] and not by_name["gone"]["installed"]
+    assert not by_name["nope"]["ok"] and "no-such-registry-agent" in by_name["nope"]["detail"]
+    named = await command(client, "acpls.checkAgents", {"agents": ["beta"]})
+    assert [c["name"] for c in named["agents"]] == ["beta"] and named["agents"][0]["ok"]

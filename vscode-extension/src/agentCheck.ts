@@ -1,5 +1,6 @@
-// "acpls: Check agents": asks the server to start each agent once (`acpls.checkAgents`) and writes
-// what it found to the log channel, with a notification that says whether all is well.
+// "acpls: Check agents": asks the server to start each configured agent (`acpls.agent` and those of
+// `acpls.agents`) once (`acpls.checkAgents`) and writes what it found to the log channel, with a
+// notification that says whether all is well.
 
 import * as vscode from "vscode";
 import type { AcplsClient } from "./client";
@@ -10,7 +11,7 @@ export async function checkAgents(client: AcplsClient, log: vscode.LogOutputChan
   let checks: AgentCheck[];
   try {
     const result = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: "acpls: checking the agent…" },
+      { location: vscode.ProgressLocation.Notification, title: "acpls: checking the agents…" },
       () => client.command("acpls.checkAgents", {}),
     );
     checks = result.agents;
