@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -124,3 +125,62 @@ async def test_terminal_output_reaches_the_editor_in_capped_pieces_before_the_ex
     ]
     assert exits, "no terminal update with the exit status"
     assert min(exits) > last_output
+
+
+class _Timed(list):
+    """The recorded notifications, each arrival's monotonic time kept beside it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.times: list[float] = []
+
+    def append(self, item: Any) -> None:
+        self.times.append(time.monotonic())
+        super().append(item)
+
+
+async def test_a_burst_with_follow_stays_within_the_session_message_budget(
+    client, workspace: Path, tmp_path: Path
+):
+    """Five tool calls updated 2,500 times over ~2.5 s, each update with a new location, follow
+    on: the editor gets at most 60 messages of the session in any second, follow messages
+    counted with the session updates (protocol.md 5.4); follow still moves, its last move is the
+    agent's newest location, and the last state of each tool call is the agent's."""
+    steps: list[dict[str, Any]] = []
+    for group in range(100):
+        for n in range(group * 25, group * 25 + 25):
+            steps.append(
+                _update(
+                    sessionUpdate="tool_call_update",
+                    toolCallId=f"c{n % 5}",
+                    title=f"step {n}",
+                    status="completed" if n >= 2495 else "in_progress",
+                    locations=[{"path": str(workspace / f"f{n % 5}.py"), "line": n + 1}],
+                )
+            )
+        steps.append({"sleep": 0.025})
+    timed = _Timed()
+    client.acpls_notifications = timed
+    log = tmp_path / "agent.jsonl"
+    script = tmp_path / "burst.json"  # too long for one command-line argument
+    script.write_text(json.dumps({"protocol": 2, "on_prompt": steps}))
+    await start(client, workspace, scripted(script, log))
+    await command(client, "acpls.prompt", {"text": "burst"})
+    counted = [
+        at
+        for at, (method, _params) in zip(timed.times, timed, strict=True)
+        if method in ("acpls/sessionUpdate", "acpls/followAgent")
+    ]
+    worst = max(sum(1 for t in counted if start <= t < start + 1.0) for start in counted)
+    assert worst <= 60, f"{worst} messages in one second"
+    follows = notifications(client, "acpls/followAgent")
+    assert len(follows) >= 20
+    assert follows[-1]["uri"] == (workspace / "f4.py").as_uri()
+    assert follows[-1]["range"]["start"]["line"] == 2499
+    calls = [
+        p["update"]["toolCall"]
+        for p in notifications(client, "acpls/sessionUpdate")
+        if p["update"]["sessionUpdate"] == "tool_call"
+    ]
+    final = {call["toolCallId"]: (call["title"], call["status"]) for call in calls}
+    assert final == {f"c{n % 5}": (f"step {n}", "completed") for n in range(2495, 2500)}

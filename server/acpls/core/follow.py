@@ -4,7 +4,11 @@ for the trailing move of a burst, and the editor it tells.
 The newest location of a burst always reaches the editor: a wake-up that fires early asks the
 tracker again instead of dropping the waiting target, and the end of a turn sends it at once.
 Follow messages are written straight to the editor (`EditorPort.notify`), never through the
-output pump, so they do not wait for the next flush of terminal output.
+output pump, so they do not wait for the next flush of terminal output. They are charged to the
+session's message budget (core/pump.py `MessageBudget`), which they share with its
+`acpls/sessionUpdate`s: the queue keeps a reserve for them, so a location waits for the budget
+only when the agent moves faster than ~40 locations a second, and then the newest one is sent
+as soon as the budget allows (the end of a turn sends it at once).
 """
 
 from __future__ import annotations
@@ -12,8 +16,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 
 from acpls.core import ports
+from acpls.core.pump import MessageBudget
 from acpls.editor import messages as msg
 from acpls.supervisor import TaskSupervisor
 from acpls.translate.follow import FollowTarget, FollowTracker
@@ -24,10 +30,17 @@ logger = logging.getLogger(__name__)
 
 class FollowController:
     def __init__(
-        self, editor: ports.EditorPort, tasks: TaskSupervisor, *, enabled: bool = True
+        self,
+        editor: ports.EditorPort,
+        tasks: TaskSupervisor,
+        *,
+        enabled: bool = True,
+        budget_of: Callable[[str], MessageBudget | None] = lambda _session_id: None,
     ) -> None:
         self.editor = editor
         self.tasks = tasks
+        # The message budget of a session (None: not paced), shared with its session updates.
+        self._budget_of = budget_of
         self.tracker = FollowTracker(enabled=enabled)
         self._timer: asyncio.TimerHandle | None = None
 
@@ -80,7 +93,7 @@ class FollowController:
         target = self.tracker.flush(time.monotonic())
         self._cancel_timer()
         if target is not None:
-            self._send(target)
+            self._send(target, forced=True)
         self.tracker.end_turn()
 
     def forget_session(self, session_id: str) -> None:
@@ -120,7 +133,18 @@ class FollowController:
                 msg.FollowStateParams(enabled=self.tracker.active, reason=reason),  # type: ignore[arg-type]
             )
 
-    def _send(self, target: FollowTarget) -> None:
+    def _send(self, target: FollowTarget, *, forced: bool = False) -> None:
+        budget = self._budget_of(target.session_id)
+        if budget is not None:
+            now = time.monotonic()
+            need = budget.follow_need(now)
+            if not forced and budget.credit(now) < need:
+                # Over the session's budget: the location waits (a newer one replaces it) and
+                # goes out as soon as the budget allows.
+                self.tracker.hold(target)
+                self._wake_at(budget.ready_at(now, need))
+                return
+            budget.spend(1)
         try:
             uri = path_to_uri(target.path)
         except ValueError:

@@ -27,7 +27,7 @@ from acpls.core.agent_slots import AgentSlot, guard_sessions
 from acpls.core.errors import CommandError
 from acpls.core.follow import FollowController
 from acpls.core.mentions import mention_blocks
-from acpls.core.pump import FlushScheduler
+from acpls.core.pump import FlushScheduler, MessageBudget
 from acpls.core.session import Session, Turn
 from acpls.core.sessions import SessionRegistry
 from acpls.editor import messages as msg
@@ -79,7 +79,12 @@ class Hub:
         self.registry = SessionRegistry()
         self.sessions = self.registry.by_id  # read-only view: the registry adds and closes
         self.terminals = TerminalStore(scrollback_bytes=self.settings.scrollback_bytes)
-        self.follow = FollowController(editor, self.tasks, enabled=self.settings.follow_enabled)
+        self.follow = FollowController(
+            editor,
+            self.tasks,
+            enabled=self.settings.follow_enabled,
+            budget_of=self._message_budget,
+        )
         self._slots: dict[str, AgentSlot] = {}  # one per agent name (core/agent_slots.py)
         self._closing = False
         self.pump = FlushScheduler(self._flush)
@@ -102,6 +107,11 @@ class Hub:
 
         self.catalog = AgentCatalog(self.environ, self.settings.registry_url, tasks=self.tasks)
         self._register_closers()
+
+    def _message_budget(self, session_id: str) -> MessageBudget | None:
+        """A session's budget of editor messages (core/pump.py), shared by follow."""
+        session = self.registry.get(session_id)
+        return session.queue.budget if session is not None else None
 
     def _register_closers(self) -> None:
         """Each owner of per-session state drops it when the session ends (core/sessions.py)."""

@@ -8,10 +8,16 @@ so a burst never floods the editor (about 60 flushes a second at most).
 
 A flush sends one message per waiting item, so a burst that touches many tool calls at once
 would still be many messages a flush. Each session therefore also has a message budget
-(`SESSION_MESSAGES_PER_SECOND`, with a small burst allowance): a session over budget keeps
-coalescing until it may send again, so the editor gets at most ~60 `acpls/sessionUpdate` a
-second per session (editors/protocol.md 5.4). `FlushScheduler.flush_now` (the end of a turn)
-sends everything regardless: the turn's result must follow all of its updates.
+(`MessageBudget`: `SESSION_MESSAGES_PER_SECOND`, with a small burst allowance) that its
+`acpls/sessionUpdate`s and its follow messages (core/follow.py) share, so the editor gets at most
+~50 of them in any second per session (editors/protocol.md 5.4). Follow goes first: the queue
+leaves `FOLLOW_RESERVE` messages of credit unspent for the next followed location (whose latency
+is what the user sees), and takes only what is above it, oldest items first; the rest keeps
+coalescing until the budget allows. A queue that has sent nothing for `QUEUE_STARVED_AFTER` may
+send one item on any credit, and follow then leaves it that one (`MessageBudget.follow_need`), so
+tool calls still move while follow takes most of the budget.
+`FlushScheduler.flush_now` (the end of a turn) sends everything regardless: the turn's result
+must follow all of its updates.
 """
 
 from __future__ import annotations
@@ -27,13 +33,59 @@ logger = logging.getLogger(__name__)
 
 FLUSH_INTERVAL = 0.016
 # Budget and allowance stay below the protocol's ~60 messages in any second with room for the
-# end of a turn, which sends whatever waits at once.
-SESSION_MESSAGES_PER_SECOND = 40.0
-SESSION_MESSAGE_BURST = 10.0
+# end of a turn, which sends whatever waits at once: at most burst + rate = 53 paced messages in
+# any second (sessionUpdates and follow together), plus what the end of a turn sends.
+SESSION_MESSAGES_PER_SECOND = 48.0
+SESSION_MESSAGE_BURST = 5.0
+# Credit the update queue leaves for follow: a followed location does not wait for the budget
+# while locations come at up to ~40 a second (bench P2: one every 25 ms), a starved queue's
+# 1 / QUEUE_STARVED_AFTER items a second included.
+FOLLOW_RESERVE = 3.0
+QUEUE_STARVED_AFTER = 0.25
+# Float time arithmetic: a credit or a wait that is due must not miss by a rounding error.
+_EPSILON = 1e-9
 
 _LATEST_ONLY = frozenset(
     {"plan", "available_commands", "modes", "config_options", "session_info", "usage"}
 )
+
+
+class MessageBudget:
+    """A session's messages to the editor: a token bucket of `rate` a second holding at most
+    `burst`. Paced senders spend only credit they have; a forced send (the end of a turn) may
+    leave it in debt, which later sends pay back."""
+
+    def __init__(
+        self,
+        rate: float = SESSION_MESSAGES_PER_SECOND,
+        burst: float = SESSION_MESSAGE_BURST,
+    ) -> None:
+        self.rate = rate
+        self.burst = burst
+        self._credit = burst  # messages this session may send now (negative: in debt)
+        self._credit_at = 0.0
+        # When the session's update queue counts as starved (core/pump.py UpdateQueue): from
+        # then on follow leaves it one message of credit.
+        self.queue_starved_at = float("inf")
+
+    def credit(self, now: float) -> float:
+        if now > self._credit_at:
+            elapsed = now - self._credit_at
+            self._credit = min(self.burst, self._credit + elapsed * self.rate)
+            self._credit_at = now
+        return self._credit
+
+    def spend(self, messages: int) -> None:
+        self._credit -= messages
+
+    def follow_need(self, now: float) -> float:
+        """Credit a follow message needs: one, or two while the update queue is starved."""
+        return 2.0 if now + _EPSILON >= self.queue_starved_at else 1.0
+
+    def ready_at(self, now: float, need: float = 1.0) -> float:
+        """When the credit reaches `need` (`now` if it has)."""
+        credit = self.credit(now) + _EPSILON
+        return now if credit >= need else now + (need - credit) / self.rate
 
 
 class UpdateQueue:
@@ -43,14 +95,15 @@ class UpdateQueue:
         self,
         rate: float = SESSION_MESSAGES_PER_SECOND,
         burst: float = SESSION_MESSAGE_BURST,
+        reserve: float = FOLLOW_RESERVE,
     ) -> None:
         self._items: dict[Any, dict[str, Any]] = {}
         self._serial = itertools.count()
         self._last_chunk_key: Any = None
-        self._rate = rate
-        self._burst = burst
-        self._credit = burst  # messages this session may send now (negative: in debt)
-        self._credit_at = 0.0
+        # Shared with the session's follow messages (core/follow.py).
+        self.budget = MessageBudget(rate, burst)
+        self._reserve = reserve
+        self._sent_at = float("-inf")
 
     def __bool__(self) -> bool:
         return bool(self._items)
@@ -62,6 +115,7 @@ class UpdateQueue:
             self._items.pop(key, None)  # re-insert: its newest state goes where it now belongs
             self._items[key] = update
             self._last_chunk_key = None
+            self._waiting()
             return
         if kind == "message_chunk" and self._join_chunk(update):
             return
@@ -70,10 +124,16 @@ class UpdateQueue:
             self._items.pop(key, None)
             self._items[key] = update
             self._last_chunk_key = None
+            self._waiting()
             return
         key = ("item", next(self._serial))
         self._items[key] = update
         self._last_chunk_key = key if kind == "message_chunk" else None
+        self._waiting()
+
+    def _waiting(self) -> None:
+        if self.budget.queue_starved_at == float("inf"):
+            self.budget.queue_starved_at = self._sent_at + QUEUE_STARVED_AFTER
 
     def _join_chunk(self, update: dict[str, Any]) -> bool:
         """Append text to the previous waiting chunk of the same message, if it is the last item."""
@@ -99,27 +159,40 @@ class UpdateQueue:
         items = list(self._items.values())
         self._items.clear()
         self._last_chunk_key = None
-        self._credit -= len(items)
+        self.budget.spend(len(items))
+        self.budget.queue_starved_at = float("inf")
         return items
 
     def take_paced(self, now: float) -> list[dict[str, Any]]:
-        """Everything waiting if the session's message budget allows a message now, else
-        nothing (the items keep coalescing; `ready_at` says when to try again)."""
-        self._refill(now)
-        if self._credit < 1.0:
+        """The oldest waiting items the budget allows now above the follow reserve; one item on
+        any credit when the queue has sent nothing for `QUEUE_STARVED_AFTER`. Nothing when it
+        allows none: the items keep coalescing; `ready_at` says when to try again."""
+        if not self._items:
             return []
-        return self.take()
+        credit = self.budget.credit(now) + _EPSILON
+        room = int(credit - self._reserve)
+        starved = now + _EPSILON >= self._sent_at + QUEUE_STARVED_AFTER
+        if room <= 0 and starved and credit >= 1.0:
+            room = 1
+        if room <= 0:
+            return []
+        if room >= len(self._items):
+            items = self.take()
+        else:
+            keys = list(itertools.islice(self._items, room))
+            items = [self._items.pop(key) for key in keys]
+            if self._last_chunk_key in keys:
+                self._last_chunk_key = None
+            self.budget.spend(len(items))
+            self.budget.queue_starved_at = now + QUEUE_STARVED_AFTER
+        self._sent_at = now
+        return items
 
     def ready_at(self, now: float) -> float:
-        """When the budget allows a message again (`now` if it does already)."""
-        self._refill(now)
-        return now if self._credit >= 1.0 else now + (1.0 - self._credit) / self._rate
-
-    def _refill(self, now: float) -> None:
-        if now > self._credit_at:
-            elapsed = now - self._credit_at
-            self._credit = min(self._burst, self._credit + elapsed * self._rate)
-            self._credit_at = now
+        """When the budget allows a message of this queue again (`now` if it does already)."""
+        normal = self.budget.ready_at(now, 1.0 + self._reserve)
+        starved = max(self._sent_at + QUEUE_STARVED_AFTER, self.budget.ready_at(now, 1.0))
+        return max(now, min(normal, starved))
 
 
 def _is_plain_text(content: Any) -> bool:

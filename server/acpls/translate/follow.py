@@ -135,6 +135,12 @@ class FollowTracker:
         self._last_sent_at = now
         return target
 
+    def hold(self, target: FollowTarget) -> None:
+        """A target `offer` or `due` gave to send, that could not go yet (the session's message
+        budget): it waits, a newer one replaces it, and `due` gives it again."""
+        if self.active:
+            self._waiting = target
+
     def waiting_until(self) -> float | None:
         """When the waiting target is due (None: nothing waits). A wake-up that came early asks
         again, so the newest location of a burst is never dropped."""
