@@ -147,3 +147,74 @@ def test_incremental_edits_equal_a_full_render(plain_nvim, seq):
     assert result["count"] == len(result["lines"])
     assert result["folds"] == result["expected_folds"]
     assert result["starts_ok"] is True
+
+
+BUFFER_CHECK = """
+local updates = ...
+local chatmod = require('acpls.chat')
+local cv = require('acpls.chatview')
+_G.BUF_CHECKS = (_G.BUF_CHECKS or 0) + 1
+local sid = 'sess-buf-' .. BUF_CHECKS -- one Neovim runs every example: a fresh chat each
+local chat = chatmod.continue_session(1, sid, '', 'new')
+-- The same sequence on a bare view, its edits applied to a mirror of lines and highlight groups.
+local view = cv.new()
+local mirror, groups = {}, {}
+local function mirror_edits(edits)
+  for _, e in ipairs(edits) do
+    local gs = {}
+    for i = 1, #e.lines do gs[i] = false end
+    for _, h in ipairs(e.hls) do
+      local text = e.lines[h[1] + 1]
+      if text and text ~= '' then gs[h[1] + 1] = h[2] end
+    end
+    for _ = e.first + 1, e.last do
+      table.remove(mirror, e.first + 1); table.remove(groups, e.first + 1)
+    end
+    for i, l in ipairs(e.lines) do
+      table.insert(mirror, e.first + i, l); table.insert(groups, e.first + i, gs[i])
+    end
+  end
+end
+mirror_edits({view:header_edit()})
+mirror_edits(view:note({'_Continued from a checkpoint: a new conversation._'}, 'AcplsChatMeta'))
+for _, u in ipairs(updates) do
+  if u.local_prompt then
+    mirror_edits(view:user_prompt(u.local_prompt))
+    chat:change(function(v) return v:user_prompt(u.local_prompt) end)
+  elseif u.turn_end then
+    mirror_edits(view:turn_ended(u.turn_end))
+    chat:change(function(v) return v:turn_ended(u.turn_end) end)
+  else
+    mirror_edits(view:apply(u))
+    chatmod.on_session_update({sessionId = sid, update = u}, {client_id = 1})
+  end
+end
+local applied = vim.wait(10000, function() return chat.inbox.head > chat.inbox.tail end, 1)
+local buf = chat.out_buf
+local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+local got_groups = {}
+for i = 1, #lines do got_groups[i] = false end
+local ns = vim.api.nvim_create_namespace('acpls.chat')
+for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, ns, 0, -1, {details = true})) do
+  got_groups[m[2] + 1] = m[4].hl_group
+end
+return {applied = applied, lines = lines, mirror = mirror, groups = got_groups,
+        mirror_groups = groups, view_lines = chat.view:render_all()}
+"""
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(updates)
+def test_the_chat_buffer_written_in_batches_equals_the_view(plain_nvim, seq):
+    """Updates wait in the chat's inbox and reach the buffer in batched writes (regions merged,
+    written top down); prompts and turn ends rendered directly land after the updates received
+    before them. The buffer and its highlights equal those of the edits applied one by one."""
+    result = plain_nvim.exec_lua(BUFFER_CHECK, seq)
+    assert result["applied"] is True
+    assert result["lines"] == result["mirror"]
+    assert result["lines"] == result["view_lines"]
+    assert result["groups"] == result["mirror_groups"]

@@ -27,10 +27,146 @@ end
 ---------------------------------------------------------------------------------------------------
 -- Rendering
 
---- Apply view edits to the transcript buffer, keeping windows that were at the end at the end.
-function Chat:render(edits)
+-- Edits reach the buffer in batches: view edits are gathered into pending regions (disjoint,
+-- sorted, each "rows [old_first, old_last) of the buffer become `lines`") and written with one
+-- nvim_buf_set_lines per region, top down. One set_lines per update cost ~50 us each (Neovim
+-- re-evaluates the folds of every change): a 20,000-update session spent seconds there.
+-- Writing top down keeps the view and the buffer in step for every row Neovim evaluates the
+-- foldexpr of: rows below a region not yet written are re-evaluated when it is.
+
+-- Rows [from, to) of the buffer with the highlight group of each (false: none).
+local function buffer_rows(buf, from, to)
+  local lines = vim.api.nvim_buf_get_lines(buf, from, to, false)
+  local groups = {}
+  for i = 1, #lines do
+    groups[i] = false
+  end
+  if to > from then
+    local marks = vim.api.nvim_buf_get_extmarks(buf, ns, { from, 0 }, { to - 1, -1 }, { details = true })
+    for _, m in ipairs(marks) do
+      if m[4] and m[4].hl_group then
+        groups[m[2] - from + 1] = m[4].hl_group
+      end
+    end
+  end
+  return lines, groups
+end
+
+-- Replace `count` items of `arr` at 0-based `at` with the items of `new`.
+local function splice(arr, at, count, new)
+  local n, add = #arr, #new
+  if add ~= count then
+    local shift = add - count
+    if shift > 0 then
+      for i = n, at + count + 1, -1 do
+        arr[i + shift] = arr[i]
+      end
+    else
+      for i = at + count + 1, n do
+        arr[i + shift] = arr[i]
+      end
+      for i = n + shift + 1, n do
+        arr[i] = nil
+      end
+    end
+  end
+  for i = 1, add do
+    arr[at + i] = new[i]
+  end
+end
+
+--- Add one view edit (rows in the view as it is after the edits before it) to the pending regions.
+function Chat:_pend(e)
+  local regions = self.pending
+  local groups = {}
+  for i = 1, #e.lines do
+    groups[i] = false
+  end
+  for _, h in ipairs(e.hls) do
+    local text = e.lines[h[1] + 1]
+    if text and text ~= '' then
+      groups[h[1] + 1] = h[2]
+    end
+  end
+  -- The regions the edit touches (or borders), a..b; `above`: rows the regions before a added.
+  local a, b, above = nil, nil, 0
+  for i, r in ipairs(regions) do
+    local r_end = r.first + #r.lines
+    if r_end < e.first then
+      above = above + #r.lines - (r.old_last - r.old_first)
+    elseif r.first <= e.last then
+      a = a or i
+      b = i
+    else
+      break
+    end
+  end
+  local merged
+  local delta = #e.lines - (e.last - e.first)
+  if not a then
+    -- Untouched rows: a region of its own.
+    local old_first = e.first - above
+    merged = { first = e.first, old_first = old_first, old_last = old_first + e.last - e.first }
+    merged.lines, merged.groups = vim.list_slice(e.lines), groups
+    local at = #regions + 1
+    for i, r in ipairs(regions) do
+      if r.first > e.first then
+        at = i
+        break
+      end
+    end
+    table.insert(regions, at, merged)
+    for i = at + 1, #regions do
+      regions[i].first = regions[i].first + delta
+    end
+    return
+  else
+    -- One region from the first touched to the last, with the unchanged rows between them.
+    merged = regions[a]
+    if e.first < merged.first then
+      local n = merged.first - e.first
+      local lines, gs = buffer_rows(self.out_buf, merged.old_first - n, merged.old_first)
+      splice(merged.lines, 0, 0, lines)
+      splice(merged.groups, 0, 0, gs)
+      merged.first, merged.old_first = e.first, merged.old_first - n
+    end
+    for i = a + 1, b do
+      local r = regions[i]
+      local lines, gs = buffer_rows(self.out_buf, merged.old_last, r.old_first)
+      vim.list_extend(merged.lines, lines)
+      vim.list_extend(merged.groups, gs)
+      vim.list_extend(merged.lines, r.lines)
+      vim.list_extend(merged.groups, r.groups)
+      merged.old_last = r.old_last
+    end
+    for _ = a + 1, b do
+      table.remove(regions, a + 1)
+    end
+    local beyond = e.last - (merged.first + #merged.lines)
+    if beyond > 0 then
+      local lines, gs = buffer_rows(self.out_buf, merged.old_last, merged.old_last + beyond)
+      vim.list_extend(merged.lines, lines)
+      vim.list_extend(merged.groups, gs)
+      merged.old_last = merged.old_last + beyond
+    end
+  end
+  splice(merged.lines, e.first - merged.first, e.last - e.first, e.lines)
+  splice(merged.groups, e.first - merged.first, e.last - e.first, groups)
+  for i = a + 1, #regions do
+    regions[i].first = regions[i].first + delta
+  end
+end
+
+--- Write the pending regions to the transcript buffer, keeping windows that were at the end at
+--- the end.
+function Chat:_write()
   local buf = self.out_buf
-  if #edits == 0 or not valid(buf) then
+  local regions = self.pending
+  if #regions == 0 then
+    return
+  end
+  self.pending = {}
+  if not valid(buf) then
     return
   end
   local old_count = vim.api.nvim_buf_line_count(buf)
@@ -41,27 +177,28 @@ function Chat:render(edits)
     end
   end
   vim.bo[buf].modifiable = true
-  for _, e in ipairs(edits) do
+  local shift = 0
+  for _, r in ipairs(regions) do
+    local first, last = r.old_first + shift, r.old_last + shift
     if self.fresh then
       -- The new buffer's single empty line is not part of the view.
-      vim.api.nvim_buf_set_lines(buf, 0, -1, false, e.lines)
+      first, last = 0, -1
       self.fresh = false
-    else
-      if e.last > e.first then
-        vim.api.nvim_buf_clear_namespace(buf, ns, e.first, e.last)
-      end
-      vim.api.nvim_buf_set_lines(buf, e.first, e.last, false, e.lines)
+    elseif last > first then
+      vim.api.nvim_buf_clear_namespace(buf, ns, first, last)
     end
-    for _, h in ipairs(e.hls) do
-      local text = e.lines[h[1] + 1]
-      if text and text ~= '' then
-        vim.api.nvim_buf_set_extmark(buf, ns, e.first + h[1], 0, {
-          end_col = #text,
-          hl_group = h[2],
+    vim.api.nvim_buf_set_lines(buf, first, last, false, r.lines)
+    local row = r.old_first + shift
+    for i, group in ipairs(r.groups) do
+      if group then
+        vim.api.nvim_buf_set_extmark(buf, ns, row + i - 1, 0, {
+          end_col = #r.lines[i],
+          hl_group = group,
           strict = false,
         })
       end
     end
+    shift = shift + #r.lines - (r.old_last - r.old_first)
   end
   vim.bo[buf].modifiable = false
   local count = vim.api.nvim_buf_line_count(buf)
@@ -70,8 +207,21 @@ function Chat:render(edits)
   end
 end
 
+--- Apply view edits to the transcript buffer now (the view already has them).
+function Chat:render(edits)
+  if #edits == 0 then
+    return
+  end
+  for _, e in ipairs(edits) do
+    self:_pend(e)
+  end
+  self:_write()
+end
+
 function Chat:note(lines, hl)
-  self:render(self.view:note(lines, hl))
+  self:change(function(v)
+    return v:note(lines, hl)
+  end)
 end
 
 -- The user wiped the chat's buffers: make them again, with the whole transcript.
@@ -87,6 +237,7 @@ function Chat:ensure_buffers()
   end
   self:_make_buffers()
   self.fresh = true
+  self.pending = {}
   local sid = self.session_id
   local lines = self.view:render_all(function(tid)
     return require('acpls.terminals').describe(sid, tid)
@@ -98,18 +249,117 @@ function Chat:ensure_buffers()
   end
 end
 
-function Chat:apply(update)
+-- Session updates wait in each chat's inbox and are applied in ticks of at most APPLY_BUDGET_NS,
+-- each ending with one batch of buffer writes, so a replay of thousands of updates never holds
+-- the editor: keys and scrolling get in between ticks.
+local APPLY_BUDGET_NS = 4 * 1000 * 1000
+local MAX_TICK_LINES = 300
+local busy = {} ---@type table<table, boolean> chats with updates waiting
+local apply_timer = nil ---@type uv.uv_timer_t?
+local apply_queued = false
+local stats = { ticks = 0, apply_ns = 0, updates = 0 }
+
+local apply_tick
+
+local function arm_apply(delay_ms)
+  if apply_queued then
+    return
+  end
+  apply_timer = apply_timer or vim.uv.new_timer()
+  apply_queued = true
+  apply_timer:start(delay_ms, 0, function()
+    vim.schedule(apply_tick)
+  end)
+end
+
+-- Apply waiting updates to the view (all of them, or until `deadline`), then write the edits.
+function Chat:_apply_waiting(deadline)
+  local inbox = self.inbox
+  if inbox.head > inbox.tail then
+    return
+  end
+  local t0 = vim.uv.hrtime()
+  local from = inbox.head
+  local lines = 0
   self:ensure_buffers()
   local sid = self.session_id
-  local chatview = require('acpls.chatview')
-  local mode = chatview.mode_name(self.view.session)
-  local edits = self.view:apply(update, function(tid)
+  local function describe(tid)
     return require('acpls.terminals').describe(sid, tid)
-  end)
-  self:render(edits)
+  end
+  local mode = chatview.mode_name(self.view.session)
+  while inbox.head <= inbox.tail do
+    local update = inbox[inbox.head]
+    inbox[inbox.head] = nil
+    inbox.head = inbox.head + 1
+    local edits
+    if type(update) == 'function' then
+      edits = update(self.view)
+    else
+      if type(update) == 'table' and update.sessionUpdate == 'usage' then
+        M._check_usage(self, update)
+      end
+      edits = self.view:apply(update, describe)
+    end
+    for _, e in ipairs(edits) do
+      self:_pend(e)
+      lines = lines + #e.lines
+    end
+    -- Neovim's fold and highlight upkeep of the written lines costs more than the view: a tick
+    -- writes at most MAX_TICK_LINES.
+    if deadline and (vim.uv.hrtime() > deadline or lines > MAX_TICK_LINES) then
+      break
+    end
+  end
+  if inbox.head > inbox.tail then
+    self.inbox = { head = 1, tail = 0 }
+    busy[self] = nil
+  end
+  self:_write()
   -- statusline() shows the mode: a change by the agent shows at once, not at the next redraw.
   if chatview.mode_name(self.view.session) ~= mode then
     vim.cmd.redrawstatus({ bang = true })
+  end
+  stats.updates = stats.updates + inbox.head - from
+  stats.apply_ns = stats.apply_ns + vim.uv.hrtime() - t0
+end
+
+apply_tick = function()
+  apply_queued = false
+  stats.ticks = stats.ticks + 1
+  local deadline = vim.uv.hrtime() + APPLY_BUDGET_NS
+  for chat in pairs(busy) do
+    chat:_apply_waiting(deadline)
+  end
+  if next(busy) then
+    arm_apply(1)
+  end
+end
+
+--- Counters for tests and benchmarks: `ticks` that applied updates, `updates` applied, and
+--- `apply_ns` spent applying and writing them.
+function M.stats()
+  return vim.deepcopy(stats)
+end
+
+--- Change the view by anything else than a session update (a note, the user's prompt, the header):
+--- `fn(view)` returns the edits. At once when no update waits, else after those waiting, so
+--- everything lands in the order it happened without applying a long replay in one go.
+---@param fn fun(view: table): table[]
+function Chat:change(fn)
+  if self.inbox.head > self.inbox.tail then
+    self:render(fn(self.view))
+  else
+    self:apply(fn)
+  end
+end
+
+function Chat:apply(update)
+  local inbox = self.inbox
+  inbox.tail = inbox.tail + 1
+  inbox[inbox.tail] = update
+  if not busy[self] then
+    busy[self] = true
+    arm_apply(0)
   end
 end
 
@@ -377,6 +627,13 @@ function Chat:bind(session_id)
   for _, u in ipairs(orphan and orphan.updates or {}) do
     self:apply(u)
   end
+  if orphan and orphan.dropped > 0 then
+    self:note({
+      ('_acpls: %d later updates of this session arrived before its chat existed and were not kept; `:Acpls load` shows the whole session_'):format(
+        orphan.dropped
+      ),
+    }, 'AcplsChatNotice')
+  end
 end
 
 --- Make sure this chat has a running client and a session, then call `cb()`.
@@ -438,7 +695,9 @@ function Chat:send(text, context)
   local item = { text = text, context = context, images = self.images }
   self.images = nil
   if not self.running then
-    self:render(self.view:user_prompt(text))
+    self:change(function(v)
+      return v:user_prompt(text)
+    end)
     item.shown = true
   end
   table.insert(self.queue, item)
@@ -486,7 +745,9 @@ function Chat:steer(item)
       return
     end
     if remove_item(self.queue, item) then
-      self:render(self.view:note({ '**You** (while the agent worked): ' .. item.text:gsub('\n', ' ') }, 'AcplsChatUser'))
+      self:change(function(v)
+        return v:note({ '**You** (while the agent worked): ' .. item.text:gsub('\n', ' ') }, 'AcplsChatUser')
+      end)
       self:update_prompt_bar()
     end
   end)
@@ -546,7 +807,9 @@ function Chat:_next()
     end
     if not item.shown then
       item.shown = true
-      self:render(self.view:user_prompt(item.text))
+      self:change(function(v)
+        return v:user_prompt(item.text)
+      end)
     end
     self:update_prompt_bar()
     local args = { sessionId = self.session_id, text = item.text }
@@ -584,7 +847,9 @@ function Chat:_turn_done(err, result)
     self:note({ '**error**: ' .. (err.message or vim.inspect(err)) }, 'AcplsToolFailed')
   else
     stop = type(result) == 'table' and tostring(result.stopReason or '?') or '?'
-    self:render(self.view:turn_ended(stop, type(result) == 'table' and result.usage or nil))
+    self:change(function(v)
+      return v:turn_ended(stop, type(result) == 'table' and result.usage or nil)
+    end)
   end
   if config.get().ui.notify_turn_end and not self:windows() then
     vim.notify(('acpls: turn ended (%s)'):format(stop))
@@ -765,7 +1030,9 @@ function Chat:set_option(opt, value)
     if opt.type == 'boolean' then
       vim.notify(('acpls: %s %s'):format(opt.name or id, value and 'on' or 'off'))
     end
-    self:render({ self.view:header_edit() })
+    self:change(function(v)
+      return { v:header_edit() }
+    end)
   end)
 end
 
@@ -836,13 +1103,17 @@ local function new_chat(root, client_id, agent)
     client_id = client_id,
     agent = agent,
     view = chatview.new(),
+    inbox = { head = 1, tail = 0 }, -- session updates not applied yet
+    pending = {}, -- view edits not written to the buffer yet
     queue = {},
     on_session = {},
     fresh = true,
   }, Chat)
   self:_make_buffers()
   self:show_agent()
-  self:render({ self.view:header_edit() })
+  self:change(function(v)
+    return { v:header_edit() }
+  end)
   table.insert(chats, self)
   return self
 end
@@ -1090,7 +1361,9 @@ function M.open_stored(root, id, s, command)
   -- Bound before the request, so the replayed history lands in this chat.
   chat:bind(s.sessionId)
   chat.view.session.title = s.title
-  chat:render({ chat.view:header_edit() })
+  chat:change(function(v)
+    return { v:header_edit() }
+  end)
   chat:show(true)
   command = command or 'acpls.loadSession'
   client.exec(id, command, { sessionId = s.sessionId }, function(lerr, res)
@@ -1157,7 +1430,9 @@ function M.fork(session_id, root, id)
     local chat = new_chat(root, id, type(res.agent) == 'string' and res.agent or (from and from.agent))
     chat:bind(res.sessionId)
     chat.view.session.title = from and from.view.session.title or nil
-    chat:render({ chat.view:header_edit() })
+    chat:change(function(v)
+      return { v:header_edit() }
+    end)
     chat:note({ ('_forked from %s: the agent remembers the conversation so far_'):format(origin) }, 'AcplsChatMeta')
     chat:show(true)
   end)
@@ -1396,7 +1671,7 @@ end
 --- `acpls/sessionUpdate`
 --- Warn once when a session's context window gets nearly full (again after it drops, as after a
 --- compaction).
-local function check_usage(chat, update)
+function M._check_usage(chat, update)
   local chatview = require('acpls.chatview')
   local share = chatview.usage_fraction(update)
   if not share then
@@ -1427,19 +1702,20 @@ function M.on_session_update(params, ctx)
   local sid = params.sessionId
   local chat = by_session[sid]
   if chat then
-    if type(params.update) == 'table' and params.update.sessionUpdate == 'usage' then
-      check_usage(chat, params.update)
-    end
     chat:apply(params.update)
     return
   end
   local orphan = orphans[sid]
   if not orphan then
-    orphan = { updates = {}, client_id = ctx.client_id }
+    orphan = { updates = {}, dropped = 0, client_id = ctx.client_id }
     orphans[sid] = orphan
   end
+  -- Kept only while an acpls.newSession is in flight; past the bound they are counted, and the
+  -- chat that adopts them says how many it lacks.
   if #orphan.updates < MAX_ORPHAN_UPDATES then
     table.insert(orphan.updates, params.update)
+  else
+    orphan.dropped = orphan.dropped + 1
   end
   if pending_new == 0 then
     M._adopt_orphans()
@@ -1452,7 +1728,9 @@ function M.on_agent_status(params, ctx)
     local mine = chat.agent == params.agent or (chat.agent == nil and params.default ~= false)
     if chat.client_id == ctx.client_id and mine then
       chat.view.session.agent = (type(params.agentInfo) == 'table' and params.agentInfo.name) or params.agent
-      chat:render({ chat.view:header_edit() })
+      chat:change(function(v)
+        return { v:header_edit() }
+      end)
     end
   end
 end
@@ -1461,7 +1739,9 @@ end
 function M.set_follow_paused(paused)
   for _, chat in ipairs(chats) do
     chat.view.session.followPaused = paused
-    chat:render({ chat.view:header_edit() })
+    chat:change(function(v)
+      return { v:header_edit() }
+    end)
   end
 end
 
@@ -1469,7 +1749,9 @@ end
 function M.refresh_terminal(session_id, terminal_id, describe)
   local chat = by_session[session_id]
   if chat then
-    chat:render(chat.view:refresh_terminal(terminal_id, describe))
+    chat:change(function(v)
+      return v:refresh_terminal(terminal_id, describe)
+    end)
   end
 end
 
