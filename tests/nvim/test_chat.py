@@ -398,3 +398,33 @@ def test_boolean_options_toggle(editor_factory):
         ed.lua("vim.wait(50)")
     assert values() == [True, False]
     assert ed.errors() == []
+
+
+def test_updates_past_the_orphan_bound_are_counted_and_the_chat_says_so(editor_factory):
+    """Updates of a session nobody asked for wait while an acpls.newSession is in flight, up to
+    5,000; later ones are not kept, and the chat that adopts the session says how many it lacks
+    (they were once dropped silently)."""
+    ed = editor_factory({"on_new_session": [{"sleep": 2}]})
+    ed.nvim.command(f"edit {ed.workspace / 'calc.py'}")
+    ed.nvim.command("Acpls prompt hi")  # its acpls.newSession takes 2 s
+    ed.lua(
+        """
+        local chat = require('acpls.chat')
+        for _ = 1, 5003 do
+          chat.on_session_update({sessionId = 'ghost', update = {sessionUpdate = 'message_chunk',
+            role = 'agent', messageId = 'g', content = {type = 'text', text = 'x'}}},
+            {client_id = 1})
+        end
+        """
+    )
+    assert ed.lua("return require('acpls.chat').by_session('ghost') == nil")
+    text = ed.wait(
+        "local c = require('acpls.chat').by_session('ghost')"
+        " if not c then return nil end"
+        " local t = table.concat(vim.api.nvim_buf_get_lines(c.out_buf, 0, -1, false), '\\n')"
+        " if t:find('were not kept', 1, true) then return t end",
+        what="the adopted chat with its note",
+    )
+    assert "x" * 5000 in text and "x" * 5001 not in text
+    assert "3 later updates of this session arrived before its chat existed" in text
+    assert ed.errors() == []
