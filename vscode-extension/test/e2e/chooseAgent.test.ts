@@ -5,7 +5,8 @@
 // whether it is installed; choosing the binary agent `tar-agent` has acpls download, check and
 // unpack it, and sets `acpls.agent`; a new session then runs on it (the scripted agent inside the
 // archive answers); picked again, it shows installed, current, and the sign-in method it offered.
-// Screenshots go to test-artifacts/vscode/choose-agent/.
+// The `acpls.agents` setting's agent ("second", a scripted agent) is offered by "New session with
+// another agent…" and runs its session there. Screenshots go to test-artifacts/vscode/choose-agent/.
 
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
@@ -13,13 +14,21 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { after, before, describe } from "node:test";
-import { agentMessages, readEnv, stepper, until, VsCode, workbenchSettings } from "./harness";
+import { agentMessages, readEnv, scriptedAgent, stepper, until, VsCode, workbenchSettings } from "./harness";
 
 const env = readEnv();
 const vscode = new VsCode({ ...env, artifacts: join(env.artifacts, "choose-agent") });
 const step = stepper(vscode);
 const agentLog = join(vscode.root, "tar-agent.jsonl");
 const dataHome = join(vscode.root, "xdg-data");
+const secondLog = join(vscode.root, "second.jsonl");
+const secondScript = {
+  protocol: 1,
+  // Its own session id: tar-agent (the same scripted agent) holds "scripted-1", and acpls refuses a
+  // second agent's session under an id another agent's session has (protocol.md section 13).
+  on_new_session: { sessionId: "second-1" },
+  on_prompt: [{ update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "from second" } } }],
+};
 const installed = join(dataHome, "acpls", "agents", "tar-agent", "1.2.3", "pkg", "agent");
 let registry: ChildProcess | undefined;
 let served: { url: string; icon: string };
@@ -41,6 +50,7 @@ function userSettings(): Record<string, unknown> {
   return JSON.parse(readFileSync(join(vscode.root, "user", "User", "settings.json"), "utf8")) as Record<string, unknown>;
 }
 
+const panel = () => vscode.page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
 const picker = () => vscode.page.locator(".quick-input-widget", { hasText: "Choose agent" });
 const row = (text: string) => picker().locator(".quick-input-list .monaco-list-row", { hasText: text }).first();
 
@@ -48,7 +58,12 @@ describe("acpls: Choose agent… in VS Code", { timeout: 240_000 }, () => {
   before(async () => {
     served = await serveRegistry();
     await vscode.launch(
-      workbenchSettings({ "acpls.agent": "demo", "acpls.registry.url": served.url, "acpls.python": env.python }),
+      workbenchSettings({
+        "acpls.agent": "demo",
+        "acpls.agents": { second: scriptedAgent(env, secondScript, secondLog) },
+        "acpls.registry.url": served.url,
+        "acpls.python": env.python,
+      }),
       { ACPLS_DEMO_SPEED: "0", XDG_DATA_HOME: dataHome, XDG_CACHE_HOME: join(vscode.root, "xdg-cache") },
     );
   });
@@ -93,14 +108,13 @@ describe("acpls: Choose agent… in VS Code", { timeout: 240_000 }, () => {
 
   step("a new session runs on the chosen agent", async () => {
     await vscode.command("acpls: Open the agent panel");
-    const panel = vscode.page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
-    const prompt = panel.locator("textarea.prompt");
+    const prompt = panel().locator("textarea.prompt");
     await prompt.waitFor({ timeout: 60_000 });
-    await panel.locator('button[title="New session"]').click();
+    await panel().locator('button[title="New session"]').click();
     await prompt.click();
     await prompt.fill("hello tar");
     await prompt.press("Enter");
-    await panel.locator(".message.agent", { hasText: "from tar-agent" }).waitFor({ timeout: 60_000 });
+    await panel().locator(".message.agent", { hasText: "from tar-agent" }).waitFor({ timeout: 60_000 });
     await until("the prompt at tar-agent", () => agentMessages(agentLog, "session/prompt").length === 1);
     await vscode.screenshot("tar-agent-turn");
   });
@@ -114,5 +128,25 @@ describe("acpls: Choose agent… in VS Code", { timeout: 240_000 }, () => {
     assert.equal(await row("Tar Agent 1.2.3").locator(".codicon-check").count(), 1, "marked as the current agent");
     await vscode.screenshot("tar-agent-installed");
     await vscode.page.keyboard.press("Escape");
+  });
+
+  step("the acpls.agents setting's agent is offered for a new session and runs it", async () => {
+    await vscode.command("acpls: Open the agent panel");
+    await panel().locator('button[title="New session with another agent…"]').click();
+    const which = vscode.page.locator(".quick-input-widget", { hasText: "new session with which agent" });
+    await which.waitFor({ timeout: 30_000 });
+    await which.locator("input").fill("second");
+    const second = which.locator(".quick-input-list .monaco-list-row", { hasText: "acpls.agents" }).first();
+    assert.match(await second.innerText(), /second/);
+    await second.click();
+    const prompt = panel().locator("textarea.prompt");
+    await panel().locator(".empty").waitFor({ timeout: 60_000 });
+    await prompt.click();
+    await prompt.fill("hello second");
+    await prompt.press("Enter");
+    await panel().locator(".message.agent", { hasText: "from second" }).waitFor({ timeout: 60_000 });
+    await until("the prompt at second", () => agentMessages(secondLog, "session/prompt").length === 1);
+    assert.equal(agentMessages(agentLog, "session/prompt").length, 1, "tar-agent got no second prompt");
+    await vscode.screenshot("second-agent-turn");
   });
 });
