@@ -207,6 +207,7 @@ def record_custom(client: LanguageClient) -> None:
         "acpls/followAgent",
         "acpls/followState",
         "acpls/sessionUpdate",
+        "acpls/sessionUpdates",
         "acpls/terminalUpdate",
         "acpls/terminalOutput",
         "acpls/changes",

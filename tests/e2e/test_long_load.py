@@ -4,10 +4,14 @@ one, in order, with the exact final state (the replay fast path and the delivery
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.conftest import command, notifications, scripted, start
+import pytest
+
+from acpls.core.routing import BATCH_UPDATES
+from tests.e2e.conftest import command, scripted, start
 
 UPDATES = 20_000
 
@@ -113,18 +117,31 @@ def _joined(item: list[Any]) -> Any:
     return (item[0], json.dumps(blocks))
 
 
-def session_updates(client: Any, session_id: str) -> list[dict[str, Any]]:
-    """Every update of `session_id` the editor received, in order."""
-    return [
-        dict(p["update"])
-        for p in notifications(client, "acpls/sessionUpdate")
-        if p["sessionId"] == session_id
-    ]
+def session_updates(client: Any, session_id: str) -> tuple[list[dict[str, Any]], int]:
+    """Every update of `session_id` the editor received, in order, however delivered (one per
+    `acpls/sessionUpdate`, or several per `acpls/sessionUpdates`), and the messages they took."""
+    updates: list[dict[str, Any]] = []
+    messages = 0
+    for method, params in client.acpls_notifications:
+        if not isinstance(params, dict) or params.get("sessionId") != session_id:
+            continue
+        if method == "acpls/sessionUpdate":
+            updates.append(dict(params["update"]))
+        elif method == "acpls/sessionUpdates":
+            assert 1 < len(params["updates"]) <= BATCH_UPDATES
+            updates.extend(dict(u) for u in params["updates"])
+        else:
+            continue
+        messages += 1
+    return updates, messages
 
 
+@pytest.mark.parametrize("batches", [False, True], ids=["one-per-message", "sessionUpdates"])
 async def test_a_20000_update_session_loads_whole_and_in_order(
-    client: Any, workspace: Path, tmp_path: Path
+    client: Any, workspace: Path, tmp_path: Path, batches: bool
 ) -> None:
+    if batches:
+        client.acpls_features = {"sessionUpdates": True}
     updates = replayed(UPDATES)
     assert len(updates) == UPDATES
     script = tmp_path / "long.json"
@@ -140,8 +157,80 @@ async def test_a_20000_update_session_loads_whole_and_in_order(
     await start(client, workspace, scripted(script, tmp_path / "agent.jsonl"))
     loaded = await command(client, "acpls.loadSession", {"sessionId": "long-1"})
     assert loaded["sessionId"] == "long-1"
-    view = received_view(session_updates(client, "long-1"))
+    received, messages = session_updates(client, "long-1")
+    view = received_view(received)
     assert len(view) == len(expected_view(updates))
     assert view == expected_view(updates)
     assert view[-1][0] == "agent"
     assert view[-1][1].endswith('LAST MESSAGE"}]')
+    methods = {
+        m
+        for m, p in client.acpls_notifications
+        if isinstance(p, dict) and p.get("sessionId") == "long-1"
+    }
+    if batches:
+        # 8,001 updates (messages and tool calls) in pieces of at most 200.
+        assert "acpls/sessionUpdates" in methods
+        assert messages <= len(received) // BATCH_UPDATES + 10
+    else:
+        assert "acpls/sessionUpdates" not in methods
+        assert messages == len(received)
+
+
+CALLS = 50
+BURST = 4000
+
+
+class _Timed(list[Any]):
+    """The client's record of acpls/* notifications, with when each arrived."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.times: list[float] = []
+
+    def append(self, item: Any) -> None:
+        self.times.append(time.monotonic())
+        super().append(item)
+
+
+async def test_a_live_burst_in_batches_keeps_the_session_pacing(
+    client: Any, workspace: Path, tmp_path: Path
+) -> None:
+    """Batches count against the ~50 updates a second of a live turn (protocol.md 5.4), and the
+    editor ends with each tool call's last state."""
+    client.acpls_features = {"sessionUpdates": True}
+    calls = [f"c{i}" for i in range(CALLS)]
+    steps: list[dict[str, Any]] = [
+        {"update": {"sessionUpdate": "tool_call", "toolCallId": c, "title": c, "status": "pending"}}
+        for c in calls
+    ]
+    for step in range(BURST):
+        update = {"sessionUpdate": "tool_call_update", "toolCallId": calls[step % CALLS]}
+        steps.append({"update": {**update, "title": f"step {step}"}})
+        if step % 50 == 49:
+            steps.append({"sleep": 0.02})  # a steady stream over about two seconds
+    # Quiet before the end: the turn's end sends what waits at once, unpaced (by design).
+    steps.append({"sleep": 1.5})
+    script = tmp_path / "burst.json"  # a file: too long for one command-line argument
+    script.write_text(json.dumps({"protocol": 1, "on_prompt": steps}))
+    await start(client, workspace, scripted(script, tmp_path / "agent.jsonl"))
+    session = await command(client, "acpls.newSession", {})
+    record = client.acpls_notifications = _Timed()
+    await command(client, "acpls.prompt", {"sessionId": session["sessionId"], "text": "go"})
+    arrivals: list[float] = []
+    last: dict[str, str] = {}
+    for at, (method, params) in zip(record.times, record, strict=True):
+        if method == "acpls/sessionUpdate":
+            updates = [params["update"]]
+        elif method == "acpls/sessionUpdates":
+            updates = list(params["updates"])
+        else:
+            continue
+        for update in updates:
+            arrivals.append(at)
+            if update["sessionUpdate"] == "tool_call":
+                last[update["toolCall"]["toolCallId"]] = update["toolCall"]["title"]
+    assert "acpls/sessionUpdates" in {m for m, _ in record}
+    worst = max(sum(1 for t in arrivals if start <= t < start + 1.0) for start in arrivals)
+    assert worst <= 60
+    assert last == {c: f"step {BURST - CALLS + i}" for i, c in enumerate(calls)}

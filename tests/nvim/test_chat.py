@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -428,3 +429,68 @@ def test_updates_past_the_orphan_bound_are_counted_and_the_chat_says_so(editor_f
     assert "x" * 5000 in text and "x" * 5001 not in text
     assert "3 later updates of this session arrived before its chat existed" in text
     assert ed.errors() == []
+
+
+def long_load_script(turns: int) -> dict[str, Any]:
+    """A stored session of `turns` question/answer pairs with a tool call each."""
+    steps: list[dict[str, Any]] = []
+    for turn in range(1, turns + 1):
+        steps += [
+            {
+                "update": {
+                    "sessionUpdate": "user_message_chunk",
+                    "content": {"type": "text", "text": f"question {turn}?"},
+                }
+            },
+            *(
+                {
+                    "update": {
+                        "sessionUpdate": "agent_message_chunk",
+                        "content": {"type": "text", "text": f"answer {turn} part {p}. "},
+                    }
+                }
+                for p in range(3)
+            ),
+            {
+                "update": {
+                    "sessionUpdate": "tool_call",
+                    "toolCallId": f"call-{turn}",
+                    "title": f"Read step{turn}.py",
+                    "kind": "read",
+                    "status": "completed",
+                }
+            },
+        ]
+    script = {**LOAD_SCRIPT, "on_load": steps}
+    script["on_list"] = {"sessions": [{"sessionId": "old-1", "cwd": "$cwd", "title": "Long"}]}
+    return script
+
+
+def test_a_long_load_arrives_in_batches_and_shows_every_message(editor_factory, tmp_path):
+    """acpls sends a load's updates as `acpls/sessionUpdates` (the plugin declares it); the
+    client hands each update to the chat in order, so the chat shows the whole conversation."""
+    turns = 400
+    script = tmp_path / "long.json"  # a file: too long for one command-line argument
+    script.write_text(json.dumps(long_load_script(turns)))
+    ed = editor_factory(str(script))
+    ed.lua(
+        "local client = require('acpls.client'); local orig = client.on_session_updates;"
+        " _G.BATCHES = 0; client.on_session_updates = function(params, ctx)"
+        " _G.BATCHES = _G.BATCHES + 1; return orig(params, ctx) end"
+    )
+    ed.nvim.command(f"edit {ed.workspace / 'calc.py'}")
+    ed.nvim.command("Acpls load")
+    sel = ed.wait_select()
+    ed.lua("T.answer(..., 1)", sel["index"])
+    ed.wait(
+        "local c = require('acpls.chat').list()[1];"
+        "return c and table.concat(T.lines(c.buf), '\\n'):find('session loaded') ~= nil",
+        what="the session loaded",
+    )
+    text = chat_text(ed)
+    at = [text.index(f"question {n}?") for n in range(1, turns + 1)]
+    assert at == sorted(at)
+    assert text.index(f"answer {turns} part 2.") > at[-1]
+    assert f"Read step{turns}.py" in text
+    # 1,200 updates (messages and tool calls) reached the chat in a few messages.
+    assert 1 <= ed.lua("return _G.BATCHES") <= 20

@@ -28,7 +28,7 @@ def test_one_client_per_root_with_custom_capabilities(editor_factory, tmp_path):
     )
     assert info["root"] == str(ed.workspace)
     # Version 1, and the newer requests it answers (editors/protocol.md section 2).
-    assert info["caps"]["acpls"] == {"version": 1, "resolveConflict": True}
+    assert info["caps"]["acpls"] == {"version": 1, "resolveConflict": True, "sessionUpdates": True}
     assert info["server"]["acpls"] == {"version": 1}
     assert info["init"]["agent"]["args"][0].endswith("scripted_agent.py")
     assert info["settings"] == {"acpls": info["init"]}

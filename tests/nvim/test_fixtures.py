@@ -74,6 +74,9 @@ def test_every_fixture_goes_through_the_handlers(plain_nvim):
         "_update: _acme_progress_",  # unknown update type
         "mode: Code",  # modes
         "context 1200/200000 (1%) · 0.01 USD",  # usage
+        "What does step 1 do?",  # the updates of an acpls/sessionUpdates, each in turn
+        "read · Read step1.py · completed",
+        "LAST MESSAGE",
     ):
         assert expected in chat, expected
     # Terminal t1: the reset threw the earlier output away.

@@ -25,6 +25,7 @@ import {
   type CommandArgs,
   type CommandId,
   type CommandResult,
+  eachSessionUpdate,
   EXPERIMENTAL_CAPABILITY,
   parseServerMessage,
   ProtocolError,
@@ -198,6 +199,18 @@ export class AcplsClient implements vscode.Disposable {
     client.registerFeature(new AcplsCapability());
     for (const [method, handler] of this.notificationHandlers) {
       client.onNotification(method, (params: unknown) => this.guard(method, () => handler(params)));
+    }
+    // A batch (protocol.md 5.4.1, declared in EXPERIMENTAL_CAPABILITY) goes to the
+    // acpls/sessionUpdate handler one update after the other, as if each had come alone.
+    const single = this.notificationHandlers.get("acpls/sessionUpdate");
+    if (single !== undefined) {
+      client.onNotification("acpls/sessionUpdates", (params: unknown) =>
+        this.guard("acpls/sessionUpdates", () => {
+          for (const one of eachSessionUpdate(parseServerMessage("acpls/sessionUpdates", params))) {
+            this.guard("acpls/sessionUpdate", () => single(one));
+          }
+        }),
+      );
     }
     for (const [method, handler] of this.requestHandlers) {
       client.onRequest(method, (params: unknown, token: CancellationToken) => handler(params, token));

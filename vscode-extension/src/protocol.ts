@@ -29,7 +29,7 @@ import {
 export const PROTOCOL_VERSION = 1;
 
 /** What the client puts under `capabilities.experimental.acpls` in `initialize`. */
-export const EXPERIMENTAL_CAPABILITY = { version: PROTOCOL_VERSION, resolveConflict: true } as const;
+export const EXPERIMENTAL_CAPABILITY = { version: PROTOCOL_VERSION, resolveConflict: true, sessionUpdates: true } as const;
 
 // ---------------------------------------------------------------------------------------------------
 // Shared shapes
@@ -206,6 +206,17 @@ export const checkSessionUpdateParams = object({ sessionId: str, update: checkSe
 export type SessionUpdateParams = { sessionId: string; update: SessionUpdate };
 export const SessionUpdateNotification = new NotificationType<SessionUpdateParams>("acpls/sessionUpdate");
 
+// 5.4.1 acpls/sessionUpdates: several updates of one session, each checked when it is handled
+// (as the `acpls/sessionUpdate` it stands for), so one malformed update drops only itself.
+
+export const checkSessionUpdatesParams = object({ sessionId: str, updates: arrayOf(anyValue) });
+export type SessionUpdatesParams = ReturnType<typeof checkSessionUpdatesParams>;
+
+/** The `acpls/sessionUpdate` params each update of a batch stands for, in order. */
+export function eachSessionUpdate(batch: SessionUpdatesParams): { sessionId: string; update: unknown }[] {
+  return batch.updates.map((update) => ({ sessionId: batch.sessionId, update }));
+}
+
 // 5.5 acpls/terminalUpdate
 
 export const checkExitStatus = object({ exitCode: optional(int), signal: optional(str) });
@@ -345,6 +356,7 @@ export const SERVER_MESSAGES = {
   "acpls/followState": checkFollowStateParams,
   "acpls/requestPermission": checkRequestPermissionParams,
   "acpls/sessionUpdate": checkSessionUpdateParams,
+  "acpls/sessionUpdates": checkSessionUpdatesParams,
   "acpls/terminalUpdate": checkTerminalUpdateParams,
   "acpls/terminalOutput": checkTerminalOutputParams,
   "acpls/changes": checkChangesParams,

@@ -12,6 +12,7 @@ M.handlers = {
   ['acpls/followState'] = { 'acpls.follow', 'on_follow_state' },
   ['acpls/requestPermission'] = { 'acpls.permission', 'on_request', request = true },
   ['acpls/sessionUpdate'] = { 'acpls.chat', 'on_session_update' },
+  ['acpls/sessionUpdates'] = { 'acpls.client', 'on_session_updates' },
   ['acpls/terminalUpdate'] = { 'acpls.terminals', 'on_update' },
   ['acpls/terminalOutput'] = { 'acpls.terminals', 'on_output' },
   ['acpls/changes'] = { 'acpls.review', 'on_changes' },
@@ -96,6 +97,20 @@ local function make_handler(method, spec, user)
   end
 end
 
+--- `acpls/sessionUpdates` (protocol.md 5.4.1): each update goes, in order, to the client's
+--- `acpls/sessionUpdate` handler (ours chained with the user's), exactly as if it had come alone.
+function M.on_session_updates(params, ctx)
+  local c = ctx and vim.lsp.get_client_by_id(ctx.client_id)
+  local one = c and c.handlers and c.handlers['acpls/sessionUpdate'] or vim.lsp.handlers['acpls/sessionUpdate']
+  if type(one) ~= 'function' then
+    one = make_handler('acpls/sessionUpdate', M.handlers['acpls/sessionUpdate'])
+  end
+  local sid = params.sessionId
+  for _, update in ipairs(params.updates or {}) do
+    one(nil, { sessionId = sid, update = update }, ctx)
+  end
+end
+
 --- The handlers table given to `vim.lsp.start`: the user's, with every acpls/* method handled.
 ---@param user table?
 function M.merged_handlers(user)
@@ -110,7 +125,7 @@ function M.capabilities(opts)
   local caps = vim.lsp.protocol.make_client_capabilities()
   caps = vim.tbl_deep_extend('force', caps, opts.capabilities or {})
   caps.experimental = caps.experimental or {}
-  caps.experimental.acpls = { version = 1, resolveConflict = true }
+  caps.experimental.acpls = { version = 1, resolveConflict = true, sessionUpdates = true }
   return caps
 end
 

@@ -18,6 +18,7 @@ FOLLOW_AGENT = "acpls/followAgent"
 FOLLOW_STATE = "acpls/followState"
 REQUEST_PERMISSION = "acpls/requestPermission"
 SESSION_UPDATE = "acpls/sessionUpdate"
+SESSION_UPDATES = "acpls/sessionUpdates"
 TERMINAL_UPDATE = "acpls/terminalUpdate"
 TERMINAL_OUTPUT = "acpls/terminalOutput"
 CHANGES = "acpls/changes"
@@ -65,6 +66,15 @@ class RequestPermissionResult:
 class SessionUpdateParams:
     sessionId: str
     update: dict[str, Any]
+
+
+@attrs.define(kw_only=True)
+class SessionUpdatesParams:
+    """Several `acpls/sessionUpdate` updates of one session, in order (editors that declare
+    `sessionUpdates`, editors/protocol.md 5.4.1)."""
+
+    sessionId: str
+    updates: list[dict[str, Any]]
 
 
 @attrs.define(kw_only=True)
@@ -198,6 +208,7 @@ METHODS: dict[str, MethodSpec] = {
         MethodSpec(FOLLOW_STATE, FollowStateParams, "notification"),
         MethodSpec(REQUEST_PERMISSION, RequestPermissionParams, "request", RequestPermissionResult),
         MethodSpec(SESSION_UPDATE, SessionUpdateParams, "notification"),
+        MethodSpec(SESSION_UPDATES, SessionUpdatesParams, "notification"),
         MethodSpec(TERMINAL_UPDATE, TerminalUpdateParams, "notification"),
         MethodSpec(TERMINAL_OUTPUT, TerminalOutputParams, "notification"),
         MethodSpec(CHANGES, ChangesParams, "notification"),

@@ -10,6 +10,7 @@ describe("acpls/resolveConflict", () => {
 
   test("the editor declares that it answers the request", () => {
     assert.equal(EXPERIMENTAL_CAPABILITY.resolveConflict, true);
+    assert.equal(EXPERIMENTAL_CAPABILITY.sessionUpdates, true); // protocol.md 5.4.1
   });
 
   test("keep mine first, then the diff, then take theirs (named after what theirs is)", () => {

@@ -6,6 +6,7 @@ import {
   checkElicitationResult,
   checkRequestPermissionResult,
   checkResolveConflictResult,
+  eachSessionUpdate,
   isServerMethod,
   KNOWN_UPDATE_KINDS,
   type KnownSessionUpdate,
@@ -74,6 +75,25 @@ describe("golden fixtures (editors/fixtures)", () => {
       if (f.file.includes(".unknown")) assert.equal(known, false);
     }
   });
+
+  test("a batch of session updates stands for one acpls/sessionUpdate per update, in order", () => {
+    const batch = parseServerMessage("acpls/sessionUpdates", fixture("acpls_sessionUpdates.json").params);
+    const singles = eachSessionUpdate(batch).map((p) => parseServerMessage("acpls/sessionUpdate", p) as SessionUpdateParams);
+    assert.deepEqual(
+      singles.map((p) => [p.sessionId, p.update.sessionUpdate]),
+      [
+        ["s1", "message"],
+        ["s1", "message"],
+        ["s1", "tool_call"],
+        ["s1", "message_chunk"],
+      ],
+    );
+    assert.deepEqual(
+      singles.map((p) => p.update),
+      (batch.updates as unknown[]).map((u) => (parseServerMessage("acpls/sessionUpdate", { sessionId: "s1", update: u }) as SessionUpdateParams).update),
+    );
+    assert.throws(() => parseServerMessage("acpls/sessionUpdates", { sessionId: "s1", updates: {} }), ProtocolError);
+  });
 });
 
 describe("checks reject malformed messages, naming the field", () => {
@@ -133,7 +153,7 @@ describe("checks reject malformed messages, naming the field", () => {
 
 describe("editors/protocol.md and protocol.ts agree", () => {
   const doc = readFileSync(join(fixturesDir(), "..", "protocol.md"), "utf8");
-  const sections = [...doc.matchAll(/^### 5\.\d+ `([^`]+)`[^\n]*\n([\s\S]*?)(?=^#{2,3} )/gm)];
+  const sections = [...doc.matchAll(/^### 5\.\d+(?:\.\d+)? `([^`]+)`[^\n]*\n([\s\S]*?)(?=^#{2,3} )/gm)];
 
   test("every acpls/* message of protocol.md is in protocol.ts, and the reverse", () => {
     const documented = sections.map((m) => m[1]);
