@@ -15,6 +15,7 @@ from pytest_lsp import LanguageClient
 
 from tests.agents import script_command
 from tests.e2e.conftest import agent_log, as_dict, command, notifications, scripted, start
+from tests.e2e.disk_editor import disk_editor
 from tests.e2e.hostile_support import ServerLog, capture_server_log
 
 
@@ -291,3 +292,72 @@ async def test_warning_sent_as_message_text(
         if u.get("sessionUpdate") == "message_chunk" and u.get("role") == "agent"
     ]
     assert "".join(texts) == warning + "Done.", texts
+
+
+SHOP = "def total(prices):\n    return sum(prices)\n"
+SHOP_EDITED = "def total(prices):\n    return round(sum(prices), 2)\n"
+SHOP_UNSAVED = "def total(prices):\n    return sum(prices)  # mine, not saved\n"
+
+
+def writes_disk_then_client(shop: Path, settle: float) -> list[dict[str, Any]]:
+    """OpenCode: an allowed edit is written to disk by its own tool and sent as
+    `fs/write_text_file` with the same whole text; the disk write may land first (`settle`: how
+    long before the request, so acpls' watcher has seen the write or not)."""
+    return [
+        {"update": {"sessionUpdate": "tool_call", "toolCallId": "o1", "title": "edit",
+                    "kind": "edit", "status": "in_progress",
+                    "locations": [{"path": str(shop)}]}},
+        {"disk": {"op": "write", "path": str(shop), "text": SHOP_EDITED}},
+        {"sleep": settle},
+        {"request": "fs/write_text_file",
+         "params": {"sessionId": "$sessionId", "path": str(shop), "content": SHOP_EDITED},
+         "save": "w"},
+        {"update": {"sessionUpdate": "tool_call_update", "toolCallId": "o1",
+                    "status": "completed"}},
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("settle", [0.0, 1.0], ids=["request-first", "watcher-first"])
+async def test_disk_write_before_the_same_client_write_asks_nothing(
+    workspace: Path, tmp_path: Path, server_env: dict[str, str], settle: float
+):
+    """OpenCode: its own disk write lands before its `fs/write_text_file` of the same text. The
+    open buffer had no unsaved changes (it held the disk's text from before the write): nothing
+    of the user's is at stake, so acpls asks nothing and the buffer gets the agent's text."""
+    shop = workspace / "shop.py"
+    shop.write_text(SHOP)
+    log = tmp_path / "agent.jsonl"
+    script = {"protocol": 1, "on_prompt": writes_disk_then_client(shop, settle)}
+    async with disk_editor(server_env) as editor:
+        await start(editor.client, workspace, scripted(script, log))
+        editor.open(shop)
+        result = await asyncio.wait_for(command(editor.client, "acpls.prompt", {"text": "go"}), 30)
+        assert result["stopReason"] == "end_turn", agent_log(log)
+        assert editor.message_requests == [] and editor.conflicts == [], editor.message_requests
+        (write,) = [m for m in agent_log(log) if "method" not in m and "result" in m]
+        assert write["result"] == {} or write["result"] is None, agent_log(log)
+        assert editor.buffers[shop.as_uri()] == SHOP_EDITED
+        assert shop.read_text() == SHOP_EDITED
+
+
+async def test_disk_write_before_the_same_client_write_still_asks_over_unsaved_text(
+    workspace: Path, tmp_path: Path, server_env: dict[str, str]
+):
+    """The same habit with the user's unsaved text in the buffer: acpls still asks before the
+    agent's `fs/write_text_file` replaces it, and "Keep mine" keeps it."""
+    shop = workspace / "shop.py"
+    shop.write_text(SHOP)
+    log = tmp_path / "agent.jsonl"
+    script = {"protocol": 1, "on_prompt": writes_disk_then_client(shop, 1.0)}
+    async with disk_editor(server_env) as editor:
+        editor.answer_message = lambda params: "Keep mine"
+        editor.answer_conflict = lambda params: {"choice": "keepMine"}
+        await start(editor.client, workspace, scripted(script, log))
+        editor.open(shop, SHOP_UNSAVED)
+        result = await asyncio.wait_for(command(editor.client, "acpls.prompt", {"text": "go"}), 30)
+        assert result["stopReason"] == "end_turn", agent_log(log)
+        asked = [m.message for m in editor.message_requests]
+        assert any("unsaved changes" in m and str(shop) in m for m in asked), asked
+        (write,) = [m for m in agent_log(log) if "method" not in m and "error" in m]
+        assert "kept their unsaved changes" in write["error"]["message"], write
+        assert editor.buffers[shop.as_uri()] == SHOP_UNSAVED

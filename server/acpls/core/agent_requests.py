@@ -424,6 +424,10 @@ class AgentRequests:
             on_disk = None
         if buffer == on_disk:
             return  # not dirty: nothing of the user's would be lost
+        if self.hub.review.matches_disk_before_write(path, buffer):
+            # The agent wrote the disk itself before this request (OpenCode writes its edit both
+            # ways): the buffer is still the disk's text from before that write, not the user's.
+            return
         keep, take, show = "Keep mine", "Take the agent's", "Show the diff"
         question = (
             f"The agent wants to write {path}, which has unsaved changes it has not seen. "

@@ -247,6 +247,7 @@ class ReviewController:
         now = change.text if change.change != "deleted" else None
         if change.change == "deleted" or change.is_text:
             watch.disk[path] = now
+            watch.replaced[path] = before
         if change.change == "deleted":
             self._check_deleted(path, before)
             return
@@ -292,6 +293,18 @@ class ReviewController:
         real = os.path.realpath(path)
         if real not in watch.disk:  # a change seen earlier in the turn already recorded it
             watch.disk[real] = _read_disk(path, _DISK_COMPARE_LIMIT)
+
+    def matches_disk_before_write(self, path: str, buffer: str) -> bool:
+        """Whether `buffer` is what the disk held under it during this turn, before or after the
+        agent's latest direct write of `path` (recorded at turn start or didOpen, and at each
+        change the watcher saw): a buffer that equals either holds nothing of the user's, even
+        if the agent's write has reached the disk and not the buffer yet."""
+        watch = self._watch
+        if watch is None:
+            return False
+        real = os.path.realpath(path)
+        known = (watch.disk.get(real, _UNKNOWN), watch.replaced.get(real, _UNKNOWN))
+        return any(isinstance(text, str) and text == buffer for text in known)
 
     def _open_buffer(self, path: str) -> tuple[str, str] | None:
         """(URI, text) of the editor's open document of `path` (a real path), if any."""
@@ -615,6 +628,9 @@ class _Watch:
         self.watcher: TurnWatcher
         # The disk's text under each open buffer (see `_check_unsaved`), by real path.
         self.disk: dict[str, str | object | None] = {}
+        # What each change of the turn replaced there (the disk's text just before the latest
+        # one), by real path.
+        self.replaced: dict[str, str | object | None] = {}
 
 
 def _insert_all(text: str) -> dict[str, Any]:
