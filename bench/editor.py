@@ -88,13 +88,20 @@ class Editor:
         return self.request_async("workspace/executeCommand", {"command": name, "arguments": [arg]})
 
     # -- the session -------------------------------------------------------------------------
-    def initialize(self, root: str, options: dict[str, Any], custom: bool = True) -> Any:
+    def initialize(
+        self,
+        root: str,
+        options: dict[str, Any],
+        custom: bool = True,
+        features: dict[str, bool] | None = None,
+    ) -> Any:
+        """`features`: what the editor declares besides version 1 (protocol.md section 2)."""
         capabilities: dict[str, Any] = {
             "window": {"showDocument": {"support": True}},
             "workspace": {"workspaceEdit": {"documentChanges": True}},
         }
         if custom:
-            capabilities["experimental"] = {"acpls": {"version": 1}}
+            capabilities["experimental"] = {"acpls": {"version": 1, **(features or {})}}
         result = self.request(
             "initialize",
             {

@@ -3,9 +3,11 @@
 The agent is tests/agents/speed_agent.py (`session/load` of `chat-<N>-<R>` replays exactly N
 `session/update`s). Two figures per size, in the same run:
 
-- acpls: `acpls.loadSession` from the bench editor (bench/editor.py): from the request to its
-  response, by which time every `acpls/sessionUpdate` (or `acpls/sessionUpdates` batch) of the
-  replay has reached the editor (acpls flushes the session's updates before it answers).
+- acpls: `acpls.loadSession` from the bench editor (bench/editor.py), which declares
+  `sessionUpdates` as both front ends do: from the request to its response, by which time every
+  `acpls/sessionUpdates` batch of the replay has reached the editor (acpls flushes the session's
+  updates before it answers). Beside it, the same load to an editor that does not declare it
+  (one `acpls/sessionUpdate` per update, what every front end got before).
 - raw: a bare reader that starts the same agent, sends `initialize` and `session/load` and reads
   the replay's lines (`json.loads` of each) until the response: what the agent itself costs.
 
@@ -108,14 +110,22 @@ def expected_view(size: int, session_id: str) -> list[Any]:
 
 
 def acpls_load(
-    workspace: Path, env: dict[str, str], size: int, run: int, argv: list[str] | None = None
+    workspace: Path,
+    env: dict[str, str],
+    size: int,
+    run: int,
+    argv: list[str] | None = None,
+    batches: bool = True,
 ) -> dict[str, Any]:
+    """One load; `batches`: the editor declares `sessionUpdates` (as both front ends do)."""
     editor = Editor(argv or [PY, "-m", "acpls"], env=env)
     received = Received()
     editor.handlers["acpls/sessionUpdate"] = received.on_update
     editor.handlers["acpls/sessionUpdates"] = received.on_updates
     try:
-        editor.initialize(str(workspace), {"agent": {"command": PY, "args": [str(SPEED_AGENT)]}})
+        agent = {"command": PY, "args": [str(SPEED_AGENT)]}
+        features = {"sessionUpdates": True} if batches else None
+        editor.initialize(str(workspace), {"agent": agent}, features=features)
         # The agent starts with the first load: a tiny one, so the figure is the replay's alone.
         editor.command("acpls.loadSession", {"sessionId": "chat-1-0"})
         received.updates.clear()
@@ -205,12 +215,18 @@ def measure(sizes: tuple[int, ...], runs: int, argv: list[str] | None = None) ->
     env = {**os.environ, "XDG_STATE_HOME": str(root / "state"), "PYTHONPATH": str(REPO)}
     out: dict[int, Any] = {}
     for size in sizes:
-        raws, acplses = [], []
+        raws, acplses, singles = [], [], []
         for run in range(1, runs + 1):
             raws.append(raw_load(workspace, size, run))
             acplses.append(acpls_load(workspace, env, size, run, argv))
-        out[size] = {"raw": raws, "acpls": acplses}
+            singles.append(acpls_load(workspace, env, size, run, argv, batches=False))
+        out[size] = {"raw": raws, "acpls": acplses, "single": singles}
     return out
+
+
+def _median(runs: list[dict[str, Any]], key: str) -> float:
+    values = sorted(r[key] for r in runs)
+    return values[len(values) // 2]
 
 
 def bench_p8(ctx: Context, cfg: Config, report: Report) -> None:
@@ -218,20 +234,21 @@ def bench_p8(ctx: Context, cfg: Config, report: Report) -> None:
     measured = measure(SIZES, cfg.runs)
     rows = []
     for size in SIZES:
-        acpls = sorted(r["seconds"] for r in measured[size]["acpls"])[
-            len(measured[size]["acpls"]) // 2
-        ]
-        raw = sorted(r["seconds"] for r in measured[size]["raw"])[len(measured[size]["raw"]) // 2]
-        cpu = min(r["acpls_cpu"] for r in measured[size]["acpls"])
-        messages = max(r["messages"] for r in measured[size]["acpls"])
-        rows.append((size, acpls, raw, cpu, messages))
-    exact = all(r["exact"] for m in measured.values() for r in m["acpls"])
+        runs = measured[size]
+        acpls, raw, single = (_median(runs[k], "seconds") for k in ("acpls", "raw", "single"))
+        cpu = _median(runs["acpls"], "acpls_cpu")
+        single_cpu = _median(runs["single"], "acpls_cpu")
+        messages = max(r["messages"] for r in runs["acpls"])
+        single_messages = max(r["messages"] for r in runs["single"])
+        rows.append((size, acpls, raw, cpu, messages, single, single_cpu, single_messages))
+    exact = all(r["exact"] for m in measured.values() for k in ("acpls", "single") for r in m[k])
     growth = [rows[i + 1][1] / rows[i][1] for i in range(len(rows) - 1)]
     report.figures["p8"] = measured
     last = rows[-1]
     shown = ", ".join(
-        f"{n // 1000}k {a:.2f} s (raw {r:.2f} s, acpls CPU {c:.2f} s, {m} messages)"
-        for n, a, r, c, m in rows
+        f"{n // 1000}k {a:.2f} s (raw {r:.2f} s; acpls CPU {c:.2f} s, {m} messages; one per"
+        f" update: {s1:.2f} s, CPU {sc:.2f} s, {sm} messages)"
+        for n, a, r, c, m, s1, sc, sm in rows
     )
     report.target(
         f"P8 session load 5k / 10k / 20k updates: {shown};",
