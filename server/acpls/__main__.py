@@ -20,6 +20,13 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"]
     )
+    words = sys.argv[1:] if argv is None else argv
+    if not {"agents", "doctor", "-h", "--help"} & set(words):
+        # The language server itself (what editors start): acpls.cli and what it imports (the
+        # agent registry, installs, doctor) stay out of the start (bench P4).
+        args = parser.parse_args(words)
+        args.command = None
+        return args
     subparsers = parser.add_subparsers(dest="command", metavar="{agents,doctor}")
     from acpls.cli import add_agents_parser, add_doctor_parser
 

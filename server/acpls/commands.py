@@ -12,11 +12,10 @@ from pygls.exceptions import JsonRpcException
 
 from acpls.acp.errors import AcpError
 from acpls.core.errors import CommandError
-from acpls.services.agent_check import AgentCheck, check_agents
-from acpls.translate.mentions import parse_mentions
 
 if TYPE_CHECKING:
     from acpls.core.hub import Hub
+    from acpls.services.agent_check import AgentCheck
 
 
 class InvalidParams(JsonRpcException):
@@ -85,6 +84,9 @@ async def _new_session(hub: Hub, args: dict[str, Any]) -> Any:
 async def _prompt(hub: Hub, args: dict[str, Any]) -> Any:
     text = _string(args, "text", required=True)
     assert text is not None
+    # Imported here, like agent_check below: not on the path from spawn to `initialize` (P4).
+    from acpls.translate.mentions import parse_mentions
+
     try:
         mentions = parse_mentions(args.get("mentions"))
     except ValueError as exc:
@@ -212,6 +214,8 @@ async def _rejected(hub: Hub, args: dict[str, Any]) -> Any:
 async def _check_agents(hub: Hub, args: dict[str, Any]) -> Any:
     """`acpls.checkAgents`: the configured agents (`agent` and the `agents` setting's) or the
     ones named (names of the `agents` setting too) installed and answering?"""
+    from acpls.services.agent_check import AgentCheck, check_agents
+
     names = args.get("agents")
     unresolved: list[AgentCheck] = []
     if names is None:

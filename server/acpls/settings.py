@@ -13,7 +13,7 @@ from typing import Any, Literal
 import attrs
 
 from acpls.presets import PRESETS_BY_NAME, AgentSpec, resolve_preset
-from acpls.registry.model import DEFAULT_REGISTRY_URL
+from acpls.registry.spec import DEFAULT_REGISTRY_URL
 
 # Resolves an agent name that is no preset (a registry id) given the registry URL; raises
 # ValueError when it cannot. The hub passes its catalog's; the default reads the cache/snapshot.

@@ -14,7 +14,8 @@ from typing import Any
 import attrs
 import cattrs
 
-DEFAULT_REGISTRY_URL = "https://cdn.agentclientprotocol.com/registry/v1/latest/registry.json"
+from acpls.registry.spec import DEFAULT_REGISTRY_URL as DEFAULT_REGISTRY_URL
+
 PLATFORMS = (
     "darwin-aarch64",
     "darwin-x86_64",

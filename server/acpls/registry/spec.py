@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import attrs
 
+# Here rather than in registry/model.py: the settings need it at start, the registry's models not.
+DEFAULT_REGISTRY_URL = "https://cdn.agentclientprotocol.com/registry/v1/latest/registry.json"
+
 
 @attrs.frozen
 class AgentSpec:
