@@ -317,7 +317,12 @@ async def test_continue_uses_the_fork_made_after_the_previous_turn(
     assert forks and forks[0]["params"]["sessionId"] == first["sessionId"]
     second = next(c for c in await command(editor, "acpls.checkpoints", {}) if c["turn"] == 2)
     cont = await command(editor, "acpls.continueFromCheckpoint", {"id": second["id"]})
-    assert cont == {"sessionId": "forked-after-turn-1", "via": "fork", "prompt": "two"}
+    assert cont == {
+        "sessionId": "forked-after-turn-1",
+        "via": "fork",
+        "prompt": "two",
+        "agent": "python",
+    }
     result = await command(
         editor, "acpls.prompt", {"sessionId": "forked-after-turn-1", "text": "2b"}
     )

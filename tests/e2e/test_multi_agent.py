@@ -317,7 +317,7 @@ async def test_continuing_from_a_closed_sessions_checkpoint_stays_with_its_agent
     await command(client, "acpls.closeSession", {"sessionId": sid})
     cont = await command(client, "acpls.continueFromCheckpoint", {"id": second["id"]})
     assert cont["via"] == "context"
-    assert await _agent_of(client, cont["sessionId"]) == "beta"
+    assert await _agent_of(client, cont["sessionId"]) == "beta" == cont["agent"]
     assert not [m for m in agent_log(tmp_path / "alpha.jsonl") if m.get("method") == "session/new"]
 
 
@@ -350,7 +350,7 @@ async def test_continuing_in_another_acpls_goes_to_the_recorded_agent(
         await command(later, "acpls.newSession", {"agent": _beta(tmp_path)})
         cont = await command(later, "acpls.continueFromCheckpoint", {"id": second["id"]})
         assert cont["via"] == "context"
-        assert await _agent_of(later, cont["sessionId"]) == "beta"
+        assert await _agent_of(later, cont["sessionId"]) == "beta" == cont["agent"]
     finally:
         await stop_client(later)
 

@@ -9,7 +9,7 @@ import type { AcplsClient } from "./client";
 import { checkpointLabel, notApplied, restoreSummary, unsavedSkips } from "./model/checkpoints";
 import type { Checkpoint } from "./protocol";
 
-export type ContinueTarget = { continueIn(sessionId: string, prompt: string): void };
+export type ContinueTarget = { continueIn(sessionId: string, prompt: string, agent?: string): void };
 
 export async function restoreCheckpoint(client: AcplsClient, checkpoint: Checkpoint, panel: ContinueTarget): Promise<void> {
   try {
@@ -38,7 +38,7 @@ export async function restoreCheckpoint(client: AcplsClient, checkpoint: Checkpo
     );
     if (choice === "Continue from here") {
       const next = await client.command("acpls.continueFromCheckpoint", { id: checkpoint.id });
-      panel.continueIn(next.sessionId, next.prompt);
+      panel.continueIn(next.sessionId, next.prompt, next.agent);
     }
   } catch (error) {
     void vscode.window.showErrorMessage(`acpls: restore failed: ${error instanceof Error ? error.message : String(error)}`);

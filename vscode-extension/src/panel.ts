@@ -735,7 +735,9 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
   }
 
   /** A session continued from a checkpoint: shown, with the turn's prompt in the input, editable. */
-  continueIn(sessionId: string, prompt: string): void {
+  continueIn(sessionId: string, prompt: string, agent?: string): void {
+    // The continuation is a session of the checkpoint's agent, not necessarily the default's.
+    if (agent !== undefined) this.sessionAgents.set(sessionId, agent);
     this.switchTo(sessionId);
     void this.reveal().then(() => this.post({ type: "focusPrompt", text: prompt }));
   }

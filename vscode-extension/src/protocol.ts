@@ -433,7 +433,7 @@ export type Checkpoint = {
   agent?: string;
 };
 export type RestoreResult = { restored: string[]; skipped: { path: string; reason: string }[]; checkpoint: string; prompt: string };
-export type ContinueResult = { sessionId: string; via: string; prompt: string };
+export type ContinueResult = { sessionId: string; via: string; prompt: string; agent?: string };
 
 export type PromptContext = { uri: string; range?: Range };
 
@@ -590,7 +590,7 @@ export const COMMAND_RESULTS = {
   "acpls.installAgent": object({ agent: str, command: arrayOf(str), kind: str, installed: bool, installDir: optional(str) }),
   "acpls.checkpoints": arrayOf(object({ id: str, sessionId: nullable(str), turn: nullable(num), prompt: str, time: str, files: arrayOf(str) })),
   "acpls.restoreCheckpoint": object({ restored: arrayOf(str), skipped: arrayOf(object({ path: str, reason: str })), checkpoint: str, prompt: str }),
-  "acpls.continueFromCheckpoint": object({ sessionId: str, via: str, prompt: str }),
+  "acpls.continueFromCheckpoint": object({ sessionId: str, via: str, prompt: str, agent: optional(str) }),
   "acpls.mentionCandidates": object({
     items: arrayOf(object({ type: str, label: str, uri: optional(str), sessionId: optional(str) })),
   }),

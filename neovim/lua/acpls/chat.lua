@@ -1896,11 +1896,13 @@ end
 ---@param session_id string
 ---@param prompt string
 ---@param via string? how acpls made the session: fork, context or new
-function M.continue_session(client_id, session_id, prompt, via)
+---@param agent string? the session's agent (the chat is that agent's)
+function M.continue_session(client_id, session_id, prompt, via, agent)
   local chat = by_session[session_id]
   if not chat then
     local c = client.get(client_id)
-    chat = new_chat(c and c.root_dir or vim.fn.getcwd(), client_id)
+    -- The continuation is a session of the checkpoint's agent: the chat is that agent's.
+    chat = new_chat(c and c.root_dir or vim.fn.getcwd(), client_id, type(agent) == 'string' and agent or nil)
     chat:bind(session_id)
     local how = via == 'fork' and "the agent's copy of the conversation at that point"
       or via == 'context' and 'the earlier conversation, sent with your next prompt'

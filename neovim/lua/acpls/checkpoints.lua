@@ -214,7 +214,7 @@ function M.offer_continue(id, checkpoint)
         vim.notify('acpls: continue: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
         return
       end
-      chat_mod().continue_session(id, result.sessionId, result.prompt or '', result.via)
+      chat_mod().continue_session(id, result.sessionId, result.prompt or '', result.via, result.agent)
     end)
   end)
 end

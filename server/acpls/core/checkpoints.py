@@ -58,6 +58,12 @@ logger = logging.getLogger(__name__)
 FORK_WAIT_S = 10.0
 
 
+def _continued(session: Session, via: str, prompt: str) -> dict[str, Any]:
+    """`acpls.continueFromCheckpoint`'s answer: the session, how it was made, the turn's prompt
+    and the session's agent (section 13), so the editor labels it without asking."""
+    return {"sessionId": session.id, "via": via, "prompt": prompt, "agent": session.agent}
+
+
 class CheckpointController:
     def __init__(self, hub: Hub) -> None:
         self.hub = hub
@@ -297,14 +303,14 @@ class CheckpointController:
         agent = self._agent_of(target)
         if previous is None:  # before the first turn: nothing was said yet
             session = await self.hub.new_session(agent=agent)
-            return {"sessionId": session.id, "via": "new", "prompt": target.prompt}
+            return _continued(session, "new", target.prompt)
         if previous.fork_after is not None:
             session = await self._open_fork(previous.fork_after, agent)
             if session is not None:
-                return {"sessionId": session.id, "via": "fork", "prompt": target.prompt}
+                return _continued(session, "fork", target.prompt)
         session = await self.hub.new_session(agent=agent)
         self._preambles[session.id] = conversation_context(log.history(target))
-        return {"sessionId": session.id, "via": "context", "prompt": target.prompt}
+        return _continued(session, "context", target.prompt)
 
     def _agent_of(self, target: Checkpoint) -> str | None:
         """The agent a continuation of `target` goes to: the one whose session the turn was (held
