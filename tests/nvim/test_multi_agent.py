@@ -134,3 +134,47 @@ def test_checkhealth_checks_every_configured_agent(plain_nvim, tmp_path: Path) -
     assert "agent demo answers: acpls demo agent 0.1.0, ACP v1" in text
     assert "agent beta answers: beta-agent 1, ACP v2" in text
     assert "agent gone is not installed: /nonexistent/agent-y not found on PATH" in text
+
+
+def test_continuing_a_checkpoint_opens_a_chat_of_its_agent(editor_factory, tmp_path: Path) -> None:
+    """A checkpoint of beta's chat continues in a new chat of beta (acpls answers the agent), not
+    in a chat of the default agent."""
+    alpha_log, beta_log = tmp_path / "alpha.jsonl", tmp_path / "beta.jsonl"
+    beta_script = {**_script("beta", 1)}
+    del beta_script["on_new_session"]  # scripted-1, scripted-2: the continuation is a new session
+    argv = script_command(beta_script, beta_log)
+    ed = editor_factory(
+        None,
+        agent={**_agent("alpha", 1, alpha_log), "name": "alpha"},
+        agents={"beta": {"command": argv[0], "args": argv[1:]}},
+    )
+    ed.nvim.command("Acpls chat beta")
+    ed.nvim.input("<Esc>")
+    (chat,) = ed.wait(
+        "local l = require('acpls.chat').list() if #l == 1 and l[1].sessionId then return l end",
+        what="beta's chat with its session",
+    )
+    ed.lua(
+        "local chat = require('acpls.chat') local c = chat.list()[1]"
+        " vim.api.nvim_buf_set_lines(c.prompt_buf, 0, -1, false, {'one'})"
+        " vim.api.nvim_set_current_buf(c.prompt_buf) chat.current():send_input()"
+    )
+    ed.wait_turn_end()
+    ed.lua(
+        "local c = vim.lsp.get_clients({name = 'acpls'})[1]"
+        " local res = c:request_sync('workspace/executeCommand',"
+        "   {command = 'acpls.checkpoints', arguments = {{sessionId = ...}}}, 10000)"
+        " require('acpls.checkpoints').offer_continue(c.id, res.result[1])",
+        chat["sessionId"],
+    )
+    picker = ed.wait_select("acpls.checkpoint.continue")
+    ed.lua("T.answer_label(...)", picker["index"], "Continue the conversation from here")
+    chats = ed.wait(
+        "local l = require('acpls.chat').list() if #l == 2 then return l end",
+        what="a chat for the continued session",
+    )
+    assert chats[1]["sessionId"] != chat["sessionId"]
+    assert [c["agent"] for c in chats] == ["beta", "beta"]
+    news = [m for m in read_log(beta_log) if m.get("method") == "session/new"]
+    assert len(news) == 2 and not read_log(alpha_log)
+    assert ed.errors() == []
