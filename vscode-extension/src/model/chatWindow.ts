@@ -74,3 +74,20 @@ export const TYPING_MS = 600;
 export function frameBudget(now: number, lastKey: number): number {
   return now - lastKey < TYPING_MS ? TYPING_FRAME_BUDGET_MS : FRAME_BUDGET_MS;
 }
+
+/**
+ * The items a redraw still has to draw, in order, each once: of the ids updates marked (oldest
+ * first, repeated when an item changed again), those in the page now. Ids of items that left the
+ * page (or never entered it) go at once, so what waits for the next frame is bounded by the page
+ * (at most `maxShown`), not by the updates of a long load: a frame's own work never grows with them.
+ */
+export function toRedraw(pending: readonly string[], shown: ReadonlySet<string> | ReadonlyMap<string, unknown>): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  for (const id of pending) {
+    if (seen.has(id) || !shown.has(id)) continue;
+    seen.add(id);
+    out.push(id);
+  }
+  return out;
+}

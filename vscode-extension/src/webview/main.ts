@@ -22,7 +22,7 @@ import {
   toolKindIcon,
   toolStatusLabel,
 } from "../model/conversation";
-import { ChatWindow, frameBudget } from "../model/chatWindow";
+import { ChatWindow, frameBudget, toRedraw } from "../model/chatWindow";
 import { PromptHistory } from "../model/history";
 import { renderInline, renderMarkdown } from "../model/markdown";
 import { sessionChoiceLabel } from "../model/multiAgent";
@@ -204,7 +204,7 @@ function renderPending(): void {
     const item = items[i];
     if (item !== undefined) shown.set(item.id, item);
   }
-  const ids = [...new Set(pending.items)];
+  const ids = toRedraw(pending.items, shown);
   let done = 0;
   const budget = frameBudget(began, lastKey);
   while (done < ids.length && (done === 0 || performance.now() - began < budget)) {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { ChatWindow, FRAME_BUDGET_MS, frameBudget, TYPING_FRAME_BUDGET_MS, TYPING_MS } from "../../src/model/chatWindow";
+import { ChatWindow, FRAME_BUDGET_MS, frameBudget, toRedraw, TYPING_FRAME_BUDGET_MS, TYPING_MS } from "../../src/model/chatWindow";
 import { applyUpdate, emptySession } from "../../src/model/conversation";
 import type { SessionUpdate } from "../../src/protocol";
 
@@ -81,5 +81,18 @@ describe("chat window", () => {
     assert.equal(frameBudget(10_000, 10_000 - 5), TYPING_FRAME_BUDGET_MS, "a key 5 ms ago");
     assert.equal(frameBudget(10_000, 10_000 - TYPING_MS + 1), TYPING_FRAME_BUDGET_MS);
     assert.equal(frameBudget(10_000, 10_000 - TYPING_MS), FRAME_BUDGET_MS, "no key for TYPING_MS");
+  });
+
+  test("what a redraw still has to draw: items in the page, in order, once; the rest goes", () => {
+    const shown = new Set(["c", "d", "e"]);
+    assert.deepEqual(toRedraw(["a", "c", "b", "d", "c", "e", "a", "d"], shown), ["c", "d", "e"]);
+    assert.deepEqual(toRedraw([], shown), []);
+    // A long load: 20,000 marked ids, a page of 300: what waits is bounded by the page.
+    const page = new Map(Array.from({ length: 300 }, (_, i) => [`i${19_700 + i}`, i]));
+    const marked = Array.from({ length: 20_000 }, (_, i) => `i${i}`);
+    const left = toRedraw([...marked, ...marked], page);
+    assert.equal(left.length, 300);
+    assert.equal(left[0], "i19700");
+    assert.equal(left.at(-1), "i19999");
   });
 });
