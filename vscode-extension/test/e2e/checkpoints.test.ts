@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { agentMessages, readEnv, until, VsCode } from "./harness";
+import { agentMessages, readEnv, scriptedAgent, until, VsCode, workbenchSettings } from "./harness";
 
 const env = readEnv();
 const vscode = new VsCode(env);
@@ -29,53 +29,26 @@ const script = {
   ],
 };
 
-const settings: Record<string, unknown> = {
-  "acpls.agent": {
-    command: "python3",
-    args: [join(env.repoRoot, "tests", "agents", "scripted_agent.py"), "--script-json", JSON.stringify(script), "--log", agentLog],
-    env: { PYTHONPATH: join(env.repoRoot, "server") },
-  },
+const settings = workbenchSettings({
+  "acpls.agent": scriptedAgent(env, script, agentLog),
   "acpls.python": env.python,
-  "workbench.startupEditor": "none",
-  "workbench.tips.enabled": false,
-  "security.workspace.trust.enabled": false,
-  "telemetry.telemetryLevel": "off",
-  "extensions.autoCheckUpdates": false,
-  "extensions.autoUpdate": false,
-  "update.mode": "none",
-  "chat.commandCenter.enabled": false,
-  "workbench.secondarySideBar.defaultVisibility": "hidden",
-};
+});
 
 describe("checkpoints in VS Code", { timeout: 240_000 }, () => {
-  before(async () => {
-    vscode.prepare(settings);
-    const installed = await vscode.installExtension();
-    assert.match(installed, /acpls/, installed);
-    await vscode.start({});
-  });
+  before(() => vscode.launch(settings));
 
-  after(async () => {
-    if (process.exitCode !== undefined && process.exitCode !== 0) console.log(vscode.output.slice(-4000));
-    await vscode.stop();
-  });
+  after(() => vscode.finish());
 
   test("Restore checkpoint on a message: Refactor Preview, files back on disk, continue from there", async () => {
     const page = vscode.page;
     const calc = join(vscode.workspace, "calc.py");
     const extra = join(vscode.workspace, "extra.py");
     const before = readFileSync(calc, "utf8");
-    await page.locator(".statusbar-item", { hasText: "Follow" }).first().waitFor({ timeout: 60_000 });
-    await vscode.command("acpls: Open the agent panel");
-    const panel = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+    const panel = await vscode.openPanel();
     const prompt = panel.locator("textarea.prompt");
-    await prompt.waitFor({ timeout: 60_000 });
-    await prompt.click();
-    await prompt.fill("Look around");
-    await prompt.press("Enter");
+    await vscode.sendPrompt("Look around");
     await panel.locator(".turn-end").nth(0).waitFor({ timeout: 60_000 });
-    await prompt.fill("Make multiply a power\nand tell me why");
-    await prompt.press("Enter");
+    await vscode.sendPrompt("Make multiply a power\nand tell me why");
     await panel.locator(".turn-end").nth(1).waitFor({ timeout: 60_000 });
     assert.match(readFileSync(calc, "utf8"), /return a \*\* b/);
     assert.ok(existsSync(extra));

@@ -50,7 +50,6 @@ function userSettings(): Record<string, unknown> {
   return JSON.parse(readFileSync(join(vscode.root, "user", "User", "settings.json"), "utf8")) as Record<string, unknown>;
 }
 
-const panel = () => vscode.page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
 const picker = () => vscode.page.locator(".quick-input-widget", { hasText: "Choose agent" });
 const row = (text: string) => picker().locator(".quick-input-list .monaco-list-row", { hasText: text }).first();
 
@@ -64,7 +63,7 @@ describe("acpls: Choose agent… in VS Code", { timeout: 240_000 }, () => {
         "acpls.registry.url": served.url,
         "acpls.python": env.python,
       }),
-      { ACPLS_DEMO_SPEED: "0", XDG_DATA_HOME: dataHome, XDG_CACHE_HOME: join(vscode.root, "xdg-cache") },
+      { env: { ACPLS_DEMO_SPEED: "0", XDG_DATA_HOME: dataHome, XDG_CACHE_HOME: join(vscode.root, "xdg-cache") } },
     );
   });
 
@@ -107,14 +106,10 @@ describe("acpls: Choose agent… in VS Code", { timeout: 240_000 }, () => {
   });
 
   step("a new session runs on the chosen agent", async () => {
-    await vscode.command("acpls: Open the agent panel");
-    const prompt = panel().locator("textarea.prompt");
-    await prompt.waitFor({ timeout: 60_000 });
-    await panel().locator('button[title="New session"]').click();
-    await prompt.click();
-    await prompt.fill("hello tar");
-    await prompt.press("Enter");
-    await panel().locator(".message.agent", { hasText: "from tar-agent" }).waitFor({ timeout: 60_000 });
+    await vscode.openPanel();
+    await vscode.panel.locator('button[title="New session"]').click();
+    await vscode.sendPrompt("hello tar");
+    await vscode.panel.locator(".message.agent", { hasText: "from tar-agent" }).waitFor({ timeout: 60_000 });
     await until("the prompt at tar-agent", () => agentMessages(agentLog, "session/prompt").length === 1);
     await vscode.screenshot("tar-agent-turn");
   });
@@ -132,19 +127,16 @@ describe("acpls: Choose agent… in VS Code", { timeout: 240_000 }, () => {
 
   step("the acpls.agents setting's agent is offered for a new session and runs it", async () => {
     await vscode.command("acpls: Open the agent panel");
-    await panel().locator('button[title="New session with another agent…"]').click();
+    await vscode.panel.locator('button[title="New session with another agent…"]').click();
     const which = vscode.page.locator(".quick-input-widget", { hasText: "new session with which agent" });
     await which.waitFor({ timeout: 30_000 });
     await which.locator("input").fill("second");
     const second = which.locator(".quick-input-list .monaco-list-row", { hasText: "acpls.agents" }).first();
     assert.match(await second.innerText(), /second/);
     await second.click();
-    const prompt = panel().locator("textarea.prompt");
-    await panel().locator(".empty").waitFor({ timeout: 60_000 });
-    await prompt.click();
-    await prompt.fill("hello second");
-    await prompt.press("Enter");
-    await panel().locator(".message.agent", { hasText: "from second" }).waitFor({ timeout: 60_000 });
+    await vscode.panel.locator(".empty").waitFor({ timeout: 60_000 });
+    await vscode.sendPrompt("hello second");
+    await vscode.panel.locator(".message.agent", { hasText: "from second" }).waitFor({ timeout: 60_000 });
     await until("the prompt at second", () => agentMessages(secondLog, "session/prompt").length === 1);
     assert.equal(agentMessages(agentLog, "session/prompt").length, 1, "tar-agent got no second prompt");
     await vscode.screenshot("second-agent-turn");

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { readEnv, VsCode } from "./harness";
+import { readEnv, scriptedAgent, VsCode, workbenchSettings } from "./harness";
 
 const env = readEnv();
 const vscode = new VsCode(env);
@@ -20,37 +20,16 @@ const script = {
   on_prompt: [[{ write_file: { path: "$cwd/calc.py", text: AGENT } }], [{ write_file: { path: "$cwd/calc.py", text: AGENT2 } }]],
 };
 
-const settings: Record<string, unknown> = {
-  "acpls.agent": {
-    command: "python3",
-    args: [join(env.repoRoot, "tests", "agents", "scripted_agent.py"), "--script-json", JSON.stringify(script), "--log", agentLog],
-    env: { PYTHONPATH: join(env.repoRoot, "server") },
-  },
+const settings = workbenchSettings({
+  "acpls.agent": scriptedAgent(env, script, agentLog),
   "acpls.python": env.python,
-  "workbench.startupEditor": "none",
-  "workbench.tips.enabled": false,
-  "security.workspace.trust.enabled": false,
-  "telemetry.telemetryLevel": "off",
-  "extensions.autoCheckUpdates": false,
-  "extensions.autoUpdate": false,
-  "update.mode": "none",
   "files.autoSave": "off",
-  "chat.commandCenter.enabled": false,
-  "workbench.secondarySideBar.defaultVisibility": "hidden",
-};
+});
 
 describe("an agent's disk write over unsaved text in VS Code", { timeout: 240_000 }, () => {
-  before(async () => {
-    vscode.prepare(settings);
-    const installed = await vscode.installExtension();
-    assert.match(installed, /acpls/, installed);
-    await vscode.start({});
-  });
+  before(() => vscode.launch(settings));
 
-  after(async () => {
-    if (process.exitCode !== undefined && process.exitCode !== 0) console.log(vscode.output.slice(-4000));
-    await vscode.stop();
-  });
+  after(() => vscode.finish());
 
   test("Keep mine: the unsaved text stays in the editor, the agent's on disk", async () => {
     const page = vscode.page;
@@ -66,12 +45,8 @@ describe("an agent's disk write over unsaved text in VS Code", { timeout: 240_00
     await page.keyboard.type("# mine, not saved\n");
     await page.locator(".tab.dirty", { hasText: "calc.py" }).waitFor({ timeout: 10_000 });
 
-    await vscode.command("acpls: Open the agent panel");
-    const panel = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
-    const prompt = panel.locator("textarea.prompt");
-    await prompt.waitFor({ timeout: 60_000 });
-    await prompt.fill("Make it a power");
-    await prompt.press("Enter");
+    const panel = await vscode.openPanel();
+    await vscode.sendPrompt("Make it a power");
     await panel.locator(".turn-end").first().waitFor({ timeout: 60_000 });
     assert.equal(readFileSync(calc, "utf8"), AGENT);
 
@@ -93,10 +68,8 @@ describe("an agent's disk write over unsaved text in VS Code", { timeout: 240_00
     await editor.click();
     await page.keyboard.press("Control+Home");
     await page.keyboard.type("# mine again\n");
-    const panel = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
-    const prompt = panel.locator("textarea.prompt");
-    await prompt.fill("Again");
-    await prompt.press("Enter");
+    const panel = vscode.panel;
+    await vscode.sendPrompt("Again");
     await panel.locator(".turn-end").nth(1).waitFor({ timeout: 60_000 });
     assert.equal(readFileSync(calc, "utf8"), AGENT2);
     const toast = page.locator(".notification-toast", { hasText: "unsaved changes" });

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { test } from "node:test";
-import { type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
+import { type BrowserContext, chromium, type FrameLocator, type Locator, type Page } from "playwright-core";
 
 const run = promisify(execFile);
 
@@ -151,12 +151,19 @@ export class VsCode {
     await this.page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
   }
 
-  /** prepare, install the .vsix, start: what every test's `before` does. */
-  async launch(settings: Record<string, unknown>, extraEnv: Record<string, string> = {}, demoWorkspace = true): Promise<void> {
-    this.prepare(settings, demoWorkspace);
+  /**
+   * What every test's `before` does: prepare (`demoWorkspace` as there), then `prepared` (files the
+   * test adds to the workspace), install the .vsix, start with `env` added to the environment.
+   */
+  async launch(
+    settings: Record<string, unknown>,
+    options: { env?: Record<string, string>; demoWorkspace?: boolean; prepared?: () => void } = {},
+  ): Promise<void> {
+    this.prepare(settings, options.demoWorkspace);
+    options.prepared?.();
     const installed = await this.installExtension();
     if (!/acpls/.test(installed)) throw new Error(`the .vsix did not install:\n${installed}`);
-    await this.start(extraEnv);
+    await this.start(options.env ?? {});
   }
 
   /** stop, with code-server's last output printed when a test failed: every test's `after`. */
@@ -175,6 +182,28 @@ export class VsCode {
     const file = join(this.env.artifacts, `${String(this.shot).padStart(2, "0")}-${name}.png`);
     await this.page.screenshot({ path: file });
     return file;
+  }
+
+  /** The agent panel's page (the webview's inner frame). */
+  get panel(): FrameLocator {
+    return this.page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+  }
+
+  /** Waits for acpls to be up (its Follow item), opens the agent panel and returns its page once
+   * the prompt box is there. */
+  async openPanel(): Promise<FrameLocator> {
+    await this.page.locator(".statusbar-item", { hasText: "Follow" }).first().waitFor({ timeout: 60_000 });
+    await this.command("acpls: Open the agent panel");
+    await this.panel.locator("textarea.prompt").waitFor({ timeout: 60_000 });
+    return this.panel;
+  }
+
+  /** Types `text` into the panel's prompt box and sends it (Enter). */
+  async sendPrompt(text: string): Promise<void> {
+    const prompt = this.panel.locator("textarea.prompt");
+    await prompt.click();
+    await prompt.fill(text);
+    await prompt.press("Enter");
   }
 
   /** Runs a command through the command palette, by its title. */

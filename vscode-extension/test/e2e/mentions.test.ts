@@ -11,12 +11,12 @@
 // Screenshots go to test-artifacts/vscode/ (prefixed "mentions").
 
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { after, before, describe, test } from "node:test";
 import type { FrameLocator } from "playwright-core";
-import { readEnv, until, VsCode } from "./harness";
+import { agentMessages, readEnv, scriptedAgent, until, VsCode, workbenchSettings } from "./harness";
 
 const env = readEnv();
 const vscode = new VsCode(env);
@@ -33,57 +33,29 @@ const script = {
   on_prompt: [[{ update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "seen it" } } }]],
 };
 
-const settings: Record<string, unknown> = {
-  "acpls.agent": {
-    command: "python3",
-    args: [join(env.repoRoot, "tests", "agents", "scripted_agent.py"), "--script-json", JSON.stringify(script), "--log", agentLog],
-    env: { PYTHONPATH: join(env.repoRoot, "server") },
-  },
+const settings = workbenchSettings({
+  "acpls.agent": scriptedAgent(env, script, agentLog),
   "acpls.python": env.python,
   "acpls.context.maxImageBytes": 1000,
-  "workbench.startupEditor": "none",
-  "workbench.tips.enabled": false,
-  "security.workspace.trust.enabled": false,
-  "telemetry.telemetryLevel": "off",
-  "extensions.autoCheckUpdates": false,
-  "extensions.autoUpdate": false,
-  "update.mode": "none",
-  "chat.commandCenter.enabled": false,
-  "workbench.secondarySideBar.defaultVisibility": "hidden",
-};
+});
 
 function prompts(): Record<string, unknown>[][] {
-  if (!existsSync(agentLog)) return [];
-  return readFileSync(agentLog, "utf8")
-    .split("\n")
-    .filter((line) => line.trim() !== "")
-    .map((line) => JSON.parse(line) as Record<string, unknown>)
-    .filter((m) => m.method === "session/prompt")
-    .map((m) => (m.params as { prompt: Record<string, unknown>[] }).prompt);
+  return agentMessages(agentLog, "session/prompt").map((params) => params.prompt as Record<string, unknown>[]);
 }
 
 describe("@-mentions and images in the VS Code panel", { timeout: 240_000 }, () => {
-  before(async () => {
-    vscode.prepare(settings);
-    // A JSON file with a syntax error: VS Code's own JSON support reports it.
-    writeFileSync(join(vscode.workspace, "bad.json"), '{\n  "a": 1\n  "b": 2\n}\n');
-    const installed = await vscode.installExtension();
-    assert.match(installed, /acpls/, installed);
-    await vscode.start({});
-  });
+  before(() =>
+    vscode.launch(settings, {
+      // A JSON file with a syntax error: VS Code's own JSON support reports it.
+      prepared: () => writeFileSync(join(vscode.workspace, "bad.json"), '{\n  "a": 1\n  "b": 2\n}\n'),
+    }),
+  );
 
-  after(async () => {
-    if (process.exitCode !== undefined && process.exitCode !== 0) console.log(vscode.output.slice(-4000));
-    await vscode.stop();
-  });
+  after(() => vscode.finish());
 
   test("typing @ offers workspace files; the picked file reaches the agent as a resource", async () => {
-    const page = vscode.page;
-    await page.locator(".statusbar-item", { hasText: "Follow" }).first().waitFor({ timeout: 60_000 });
-    await vscode.command("acpls: Open the agent panel");
-    panel = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+    panel = await vscode.openPanel();
     const prompt = panel.locator("textarea.prompt");
-    await prompt.waitFor({ timeout: 60_000 });
     await prompt.click();
     await prompt.pressSequentially("Why does @calc");
     const first = panel.locator(".completions li.mention").first();

@@ -45,11 +45,7 @@ async function statusShows(text: string): Promise<void> {
 }
 
 async function prompt(text: string, turns: number): Promise<void> {
-  const input = panel.locator("textarea.prompt");
-  await input.waitFor({ timeout: 60_000 });
-  await input.click();
-  await input.fill(text);
-  await input.press("Enter");
+  await vscode.sendPrompt(text);
   await until(`turn ${turns} ended`, () => agentMessages(agentLog, "session/prompt").length === turns);
   await panel.locator(".turn-end").nth(turns - 1).waitFor({ timeout: 60_000 });
 }
@@ -60,9 +56,7 @@ describe("the agent's mode in the VS Code status item", { timeout: 240_000 }, ()
 
   step("the new session's mode is in the status item, and what it does in its tooltip", async () => {
     const page = vscode.page;
-    await page.locator(".statusbar-item", { hasText: "Follow" }).first().waitFor({ timeout: 60_000 });
-    await vscode.command("acpls: Open the agent panel");
-    panel = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+    panel = await vscode.openPanel();
     await prompt("plan it", 1);
     await statusShows("scripted-agent · Plan");
     await statusItem().hover();

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { FrameLocator } from "playwright-core";
-import { agentMessages, readEnv, until, VsCode } from "./harness";
+import { agentMessages, readEnv, scriptedAgent, until, VsCode, workbenchSettings } from "./harness";
 
 const env = readEnv();
 const vscode = new VsCode({ ...env, artifacts: join(env.artifacts, "multi-agent") });
@@ -23,48 +23,20 @@ const script = {
   on_prompt: [{ update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "from alpha" } } }, { wait_cancel: true }],
 };
 
-const settings: Record<string, unknown> = {
-  "acpls.agent": {
-    name: "alpha",
-    command: "python3",
-    args: [join(env.repoRoot, "tests", "agents", "scripted_agent.py"), "--script-json", JSON.stringify(script), "--log", agentLog],
-    env: { PYTHONPATH: join(env.repoRoot, "server") },
-  },
+const settings = workbenchSettings({
+  "acpls.agent": scriptedAgent(env, script, agentLog, { name: "alpha" }),
   "acpls.python": env.python,
-  "workbench.startupEditor": "none",
-  "workbench.tips.enabled": false,
-  "security.workspace.trust.enabled": false,
-  "telemetry.telemetryLevel": "off",
-  "extensions.autoCheckUpdates": false,
-  "extensions.autoUpdate": false,
-  "update.mode": "none",
-  "chat.commandCenter.enabled": false,
-  "workbench.secondarySideBar.defaultVisibility": "hidden",
-};
+});
 
 describe("several agents side by side in VS Code", { timeout: 240_000 }, () => {
-  before(async () => {
-    vscode.prepare(settings);
-    const installed = await vscode.installExtension();
-    assert.match(installed, /acpls/, installed);
-    await vscode.start({ ACPLS_DEMO_SPEED: "0.2" });
-  });
+  before(() => vscode.launch(settings, { env: { ACPLS_DEMO_SPEED: "0.2" } }));
 
-  after(async () => {
-    if (process.exitCode !== undefined && process.exitCode !== 0) console.log(vscode.output.slice(-4000));
-    await vscode.stop();
-  });
+  after(() => vscode.finish());
 
   test("a second agent's session runs its turn while the first agent's runs", async () => {
     const page = vscode.page;
-    await page.locator(".statusbar-item", { hasText: "Follow" }).first().waitFor({ timeout: 60_000 });
-    await vscode.command("acpls: Open the agent panel");
-    panel = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
-    const prompt = panel.locator("textarea.prompt");
-    await prompt.waitFor({ timeout: 60_000 });
-    await prompt.click();
-    await prompt.fill("hello alpha");
-    await prompt.press("Enter");
+    panel = await vscode.openPanel();
+    await vscode.sendPrompt("hello alpha");
     await panel.locator(".message.agent", { hasText: "from alpha" }).waitFor({ timeout: 60_000 });
     await until("alpha's turn at the agent", () => agentMessages(agentLog, "session/prompt").length === 1);
     assert.equal(await panel.locator("button.cancel").isVisible(), true, "alpha's turn runs");
@@ -79,8 +51,7 @@ describe("several agents side by side in VS Code", { timeout: 240_000 }, () => {
     await picker.locator(".quick-input-list .monaco-list-row", { hasText: "demo" }).first().click();
     await panel.locator(".empty").waitFor({ timeout: 60_000 });
     // The demo's own turn, beside alpha's: it runs and ends while alpha's still runs.
-    await prompt.fill("/test");
-    await prompt.press("Enter");
+    await vscode.sendPrompt("/test");
     await panel.locator(".message.agent", { hasText: "checks" }).first().waitFor({ timeout: 90_000 });
     await panel.locator(".turn-end").first().waitFor({ timeout: 90_000 });
     await panel.locator(".state", { hasText: "acpls demo" }).waitFor({ timeout: 10_000 });

@@ -12,23 +12,15 @@ import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { after, before, describe, test } from "node:test";
-import { readEnv, VsCode } from "./harness";
+import { readEnv, VsCode, workbenchSettings } from "./harness";
 
 const run = promisify(execFile);
 const env = readEnv();
 
-const settings: Record<string, unknown> = {
+const settings = workbenchSettings({
   "acpls.agent": "demo",
-  "workbench.startupEditor": "none",
-  "workbench.tips.enabled": false,
-  "security.workspace.trust.enabled": false,
-  "telemetry.telemetryLevel": "off",
-  "extensions.autoCheckUpdates": false,
-  "extensions.autoUpdate": false,
-  "update.mode": "none",
   "git.enabled": false,
-  "chat.commandCenter.enabled": false,
-};
+});
 
 /** A PATH with node and nothing else: no python3, no python. With VSCODE_CLI=1 the server takes
  * its environment as given instead of asking a login shell (which would put /usr/bin back). */
@@ -81,8 +73,6 @@ describe("no Python 3.11+ on PATH: the bundled uv gets one", { timeout: 300_000 
   let mirror: Server | undefined;
 
   before(async () => {
-    vscode.prepare(settings);
-    assert.match(await vscode.installExtension(), /acpls/);
     const archive = await pythonArchive(vscode.root);
     const [major, minor, patch] = archive.version.map(Number);
     const key = `cpython-${major}.${minor}.${patch}-linux-x86_64-gnu`;
@@ -108,13 +98,12 @@ describe("no Python 3.11+ on PATH: the bundled uv gets one", { timeout: 300_000 
     writeFileSync(join(vscode.root, "downloads.json"), JSON.stringify(downloads));
     routes["/downloads.json"] = join(vscode.root, "downloads.json");
     routes["/cpython.tar.gz"] = archive.file;
-    await vscode.start({ VSCODE_CLI: "1", PATH: pathWithoutPython(vscode.root), UV_PYTHON_DOWNLOADS_JSON_URL: `${url}/downloads.json` });
+    await vscode.launch(settings, { env: { VSCODE_CLI: "1", PATH: pathWithoutPython(vscode.root), UV_PYTHON_DOWNLOADS_JSON_URL: `${url}/downloads.json` } });
   });
 
   after(async () => {
     mirror?.close();
-    if (process.exitCode !== undefined && process.exitCode !== 0) console.log(vscode.output.slice(-4000));
-    await vscode.stop();
+    await vscode.finish();
   });
 
   test("the server starts on the Python uv downloaded into the extension's storage", async () => {
@@ -136,17 +125,12 @@ describe("no Python 3.11+ on PATH: the bundled uv gets one", { timeout: 300_000 
 describe("no Python 3.11+ and no network: a message that says what to do", { timeout: 300_000 }, () => {
   const vscode = new VsCode(env);
 
-  before(async () => {
-    vscode.prepare(settings);
-    assert.match(await vscode.installExtension(), /acpls/);
-    // Nothing listens on port 9: uv's download fails the way it does offline.
-    await vscode.start({ VSCODE_CLI: "1", PATH: pathWithoutPython(vscode.root), UV_PYTHON_DOWNLOADS_JSON_URL: "http://127.0.0.1:9/downloads.json" });
-  });
+  // Nothing listens on port 9: uv's download fails the way it does offline.
+  before(() =>
+    vscode.launch(settings, { env: { VSCODE_CLI: "1", PATH: pathWithoutPython(vscode.root), UV_PYTHON_DOWNLOADS_JSON_URL: "http://127.0.0.1:9/downloads.json" } }),
+  );
 
-  after(async () => {
-    if (process.exitCode !== undefined && process.exitCode !== 0) console.log(vscode.output.slice(-4000));
-    await vscode.stop();
-  });
+  after(() => vscode.finish());
 
   test("the error names what was tried, the cause and the way out", async () => {
     const toast = vscode.page.locator(".notification-toast", { hasText: "acpls needs Python 3.11 or newer" }).first();

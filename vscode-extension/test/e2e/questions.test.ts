@@ -7,34 +7,18 @@
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, before, describe } from "node:test";
 import type { FrameLocator } from "playwright-core";
-import { readEnv, VsCode } from "./harness";
+import { readEnv, scriptedAgent, stepper, VsCode, workbenchSettings } from "./harness";
 
 const env = readEnv();
 const vscode = new VsCode(env);
+const step = stepper(vscode, "question-");
 const agentLog = join(vscode.root, "agent.jsonl");
 const golden = (JSON.parse(readFileSync(join(env.repoRoot, "editors", "fixtures", "acpls_elicitation.result.json"), "utf8")) as {
   result: { content: Record<string, unknown> };
 }).result.content;
 let panel: FrameLocator;
-let failedStep: string | undefined;
-
-function step(name: string, body: () => Promise<void>): void {
-  test(name, async (t) => {
-    if (failedStep !== undefined) {
-      t.skip(`needs the failed step "${failedStep}"`);
-      return;
-    }
-    try {
-      await body();
-    } catch (error) {
-      failedStep = name;
-      await vscode.screenshot(`FAILED-question-${name.replace(/[^a-z0-9]+/gi, "-").slice(0, 40)}`).catch(() => undefined);
-      throw error;
-    }
-  });
-}
 
 /** The answers acpls sent to the agent's elicitation/create requests, from the agent's log. */
 function answers(): unknown[] {
@@ -56,56 +40,21 @@ async function waitAnswers(count: number): Promise<unknown[]> {
   throw new Error(`the agent got ${JSON.stringify(answers())}`);
 }
 
-const settings: Record<string, unknown> = {
-  "acpls.agent": {
-    command: "python3",
-    args: [
-      join(env.repoRoot, "tests", "agents", "scripted_agent.py"),
-      "--script",
-      join(env.repoRoot, "tests", "agents", "scripts", "v1_elicitation.json"),
-      "--log",
-      agentLog,
-    ],
-    // The scripted agent uses acpls' small stdlib-only agent kit from the repository.
-    env: { PYTHONPATH: join(env.repoRoot, "server") },
-  },
+const settings = workbenchSettings({
+  "acpls.agent": scriptedAgent(env, join(env.repoRoot, "tests", "agents", "scripts", "v1_elicitation.json"), agentLog),
   "acpls.python": env.python,
   "acpls.trace.server": "verbose",
-  "workbench.startupEditor": "none",
-  "workbench.tips.enabled": false,
-  "workbench.colorTheme": "Default Dark Modern",
-  "security.workspace.trust.enabled": false,
-  "telemetry.telemetryLevel": "off",
-  "extensions.autoCheckUpdates": false,
-  "extensions.autoUpdate": false,
-  "update.mode": "none",
-  "chat.commandCenter.enabled": false,
-  "workbench.secondarySideBar.defaultVisibility": "hidden",
-};
+});
 
 describe("questions from the agent in VS Code", { timeout: 240_000 }, () => {
-  before(async () => {
-    vscode.prepare(settings);
-    const installed = await vscode.installExtension();
-    assert.match(installed, /acpls/, installed);
-    await vscode.start({});
-  });
+  before(() => vscode.launch(settings));
 
-  after(async () => {
-    if (process.exitCode !== undefined && process.exitCode !== 0) console.log(vscode.output.slice(-4000));
-    await vscode.stop();
-  });
+  after(() => vscode.finish());
 
   step("the agent's question arrives as a notification whose Answer… opens the form", async () => {
     const page = vscode.page;
-    await page.locator(".statusbar-item", { hasText: "Follow" }).first().waitFor({ timeout: 60_000 });
-    await vscode.command("acpls: Open the agent panel");
-    panel = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
-    const prompt = panel.locator("textarea.prompt");
-    await prompt.waitFor({ timeout: 60_000 });
-    await prompt.click();
-    await prompt.fill("ask me");
-    await prompt.press("Enter");
+    panel = await vscode.openPanel();
+    await vscode.sendPrompt("ask me");
     const toast = page.locator(".notification-toast", { hasText: "the agent asks: Tell me about you" }).first();
     await toast.waitFor({ timeout: 90_000 });
     const form = panel.locator("form.question");

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { FrameLocator } from "playwright-core";
-import { agentMessages, readEnv, until, VsCode } from "./harness";
+import { agentMessages, readEnv, scriptedAgent, until, VsCode, workbenchSettings } from "./harness";
 
 const env = readEnv();
 const vscode = new VsCode(env);
@@ -45,57 +45,26 @@ const script = {
   ],
 };
 
-const settings: Record<string, unknown> = {
-  "acpls.agent": {
-    command: "python3",
-    args: [join(env.repoRoot, "tests", "agents", "scripted_agent.py"), "--script-json", JSON.stringify(script), "--log", agentLog],
-    env: { PYTHONPATH: join(env.repoRoot, "server") },
-  },
+const settings = workbenchSettings({
+  "acpls.agent": scriptedAgent(env, script, agentLog),
   "acpls.python": env.python,
-  "workbench.startupEditor": "none",
-  "workbench.tips.enabled": false,
-  "security.workspace.trust.enabled": false,
-  "telemetry.telemetryLevel": "off",
-  "extensions.autoCheckUpdates": false,
-  "extensions.autoUpdate": false,
-  "update.mode": "none",
-  "chat.commandCenter.enabled": false,
-  "workbench.secondarySideBar.defaultVisibility": "hidden",
-};
+});
 
 describe("queue, steer and sub-agents in VS Code", { timeout: 240_000 }, () => {
-  before(async () => {
-    vscode.prepare(settings);
-    const installed = await vscode.installExtension();
-    assert.match(installed, /acpls/, installed);
-    await vscode.start({});
-  });
+  before(() => vscode.launch(settings));
 
-  after(async () => {
-    if (process.exitCode !== undefined && process.exitCode !== 0) console.log(vscode.output.slice(-4000));
-    await vscode.stop();
-  });
+  after(() => vscode.finish());
 
   test("prompts sent during a turn are queued, removed, steered; sub-agent calls nest collapsed", async () => {
-    const page = vscode.page;
-    await page.locator(".statusbar-item", { hasText: "Follow" }).first().waitFor({ timeout: 60_000 });
-    await vscode.command("acpls: Open the agent panel");
-    panel = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
-    const prompt = panel.locator("textarea.prompt");
-    await prompt.waitFor({ timeout: 60_000 });
-    await prompt.click();
-    await prompt.fill("first");
-    await prompt.press("Enter");
+    panel = await vscode.openPanel();
+    await vscode.sendPrompt("first");
     // The sub-agent's two calls sit in the parent's card, collapsed.
     const nested = panel.locator(".item.tool details.subagent");
     await nested.locator("summary", { hasText: "Sub-agent: 2 tool calls" }).waitFor({ timeout: 90_000 });
     assert.equal(await nested.getAttribute("open"), null);
     assert.equal(await panel.locator(".item.tool").count(), 1);
     await until("the first prompt at the agent", () => agentMessages(agentLog, "session/prompt").length === 1);
-    for (const text of ["second", "third"]) {
-      await prompt.fill(text);
-      await prompt.press("Enter");
-    }
+    for (const text of ["second", "third"]) await vscode.sendPrompt(text);
     const rows = panel.locator(".queue .queued");
     await rows.nth(1).waitFor({ timeout: 10_000 });
     assert.deepEqual(await rows.locator(".queued-text").allTextContents(), ["second", "third"]);

@@ -13,34 +13,17 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { after, before, describe, test } from "node:test";
+import { after, before, describe } from "node:test";
 import type { FrameLocator } from "playwright-core";
-import { readEnv, VsCode } from "./harness";
+import { readEnv, stepper, VsCode, workbenchSettings } from "./harness";
 
 const env = readEnv();
 const vscode = new VsCode({ ...env, artifacts: join(env.artifacts, "claude") });
+const step = stepper(vscode);
 const TURN_MS = 180_000;
 let panel: FrameLocator;
 let model: ChildProcess | undefined;
 let run: { workspace: string; agent: Record<string, unknown>; shop: string; edited: string; report: string; commandOutput: string };
-
-let failedStep: string | undefined;
-
-function step(name: string, body: () => Promise<void>): void {
-  test(name, async (t) => {
-    if (failedStep !== undefined) {
-      t.skip(`needs the failed step "${failedStep}"`);
-      return;
-    }
-    try {
-      await body();
-    } catch (error) {
-      failedStep = name;
-      await vscode.screenshot(`FAILED-${name.replace(/[^a-z0-9]+/gi, "-").slice(0, 40)}`).catch(() => undefined);
-      throw error;
-    }
-  });
-}
 
 function disk(name: string): string | undefined {
   const file = join(run.workspace, name);
@@ -78,45 +61,27 @@ async function startModel(): Promise<typeof run> {
 describe("a real Claude Code turn in VS Code", { timeout: 600_000 }, () => {
   before(async () => {
     run = await startModel();
-    vscode.prepare(
-      {
-        "acpls.agent": run.agent,
-        "acpls.env.remove": ["*"],
-        "acpls.python": env.python,
-        "acpls.permissions.ui": "notification",
-        "acpls.trace.server": "verbose",
-        "workbench.startupEditor": "none",
-        "workbench.tips.enabled": false,
-        "security.workspace.trust.enabled": false,
-        "telemetry.telemetryLevel": "off",
-        "extensions.autoCheckUpdates": false,
-        "extensions.autoUpdate": false,
-        "update.mode": "none",
-        "terminal.integrated.gpuAcceleration": "off",
-        "chat.commandCenter.enabled": false,
-        "workbench.secondarySideBar.defaultVisibility": "hidden",
-        "git.enabled": false,
-      },
-      false,
-    );
-    const installed = await vscode.installExtension();
-    assert.match(installed, /acpls/, installed);
-    await vscode.start({});
+    const settings = workbenchSettings({
+      "acpls.agent": run.agent,
+      "acpls.env.remove": ["*"],
+      "acpls.python": env.python,
+      "acpls.permissions.ui": "notification",
+      "acpls.trace.server": "verbose",
+      "git.enabled": false,
+    });
+    // The helper made the workspace.
+    await vscode.launch(settings, { demoWorkspace: false });
   });
 
   after(async () => {
-    if (process.exitCode !== undefined && process.exitCode !== 0) console.log(vscode.output.slice(-4000));
-    await vscode.stop();
+    await vscode.finish();
     model?.stdin?.end();
     model?.kill();
   });
 
   step("Claude Code starts, and its new session is put in Manual mode (it starts in auto, which asks nothing)", async () => {
     const page = vscode.page;
-    await page.locator(".statusbar-item", { hasText: "Follow" }).first().waitFor({ timeout: 60_000 });
-    await vscode.command("acpls: Open the agent panel");
-    panel = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
-    await panel.locator("textarea.prompt").waitFor({ timeout: 30_000 });
+    panel = await vscode.openPanel();
     await panel.locator('button[title="New session"]').click();
     const mode = panel.locator('select[aria-label="Mode"]').first();
     await mode.waitFor({ timeout: 120_000 });

@@ -9,9 +9,9 @@
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, before, describe } from "node:test";
 import type { FrameLocator } from "playwright-core";
-import { readEnv, VsCode } from "./harness";
+import { readEnv, stepper, VsCode } from "./harness";
 import { speedSettings, terminalRows } from "./speed";
 
 const env = readEnv();
@@ -19,41 +19,23 @@ const vscode = new VsCode(env);
 let panel: FrameLocator;
 const LINES = 35_000;
 
-/** A test that leaves a screenshot when it fails. */
-function step(name: string, body: () => Promise<void>): void {
-  test(name, async () => {
-    try {
-      await body();
-    } catch (error) {
-      await vscode.screenshot(`FAILED-speed-${name.replace(/[^a-z0-9]+/gi, "-").slice(0, 40)}`).catch(() => undefined);
-      throw error;
-    }
-  });
-}
+// Each test stands alone: a failed one leaves a screenshot, the next still runs.
+const step = stepper(vscode, "speed-", false);
 
 describe("long outputs and long chats in VS Code", { timeout: 480_000 }, () => {
-  before(async () => {
-    vscode.prepare(speedSettings(env));
-    writeFileSync(join(vscode.workspace, "big.log"), Array.from({ length: LINES }, (_, i) => `log line ${i + 1} of ${LINES}\n`).join(""));
-    const installed = await vscode.installExtension();
-    assert.match(installed, /acpls/, installed);
-    await vscode.start({});
-  });
+  before(() =>
+    vscode.launch(speedSettings(env), {
+      prepared: () => writeFileSync(join(vscode.workspace, "big.log"), Array.from({ length: LINES }, (_, i) => `log line ${i + 1} of ${LINES}\n`).join("")),
+    }),
+  );
 
-  after(async () => {
-    if (process.exitCode !== undefined && process.exitCode !== 0) console.log(vscode.output.slice(-4000));
-    await vscode.stop();
-  });
+  after(() => vscode.finish());
 
   step("a 35,000-line output shows its last line, then the exit line", async () => {
     const page = vscode.page;
-    await page.locator(".statusbar-item", { hasText: "Follow" }).first().waitFor({ timeout: 60_000 });
-    await vscode.command("acpls: Open the agent panel");
-    panel = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+    panel = await vscode.openPanel();
     const prompt = panel.locator("textarea.prompt");
-    await prompt.waitFor({ timeout: 60_000 });
-    await prompt.fill("run: cat big.log");
-    await prompt.press("Enter");
+    await vscode.sendPrompt("run: cat big.log");
     // Typed along in the prompt: the keys slow the terminal's writes down (smaller slices, a
     // smaller window of output not yet drawn), which must keep every line and the order too.
     const exited = (): Promise<boolean> =>
@@ -80,10 +62,7 @@ describe("long outputs and long chats in VS Code", { timeout: 480_000 }, () => {
 
   step("a chat of 20,000 updates loads: its last message shows, and the way to the older ones", async () => {
     const page = vscode.page;
-    await page.locator(".statusbar-item", { hasText: "Follow" }).first().waitFor({ timeout: 60_000 });
-    await vscode.command("acpls: Open the agent panel");
-    panel = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
-    await panel.locator("textarea.prompt").waitFor({ timeout: 60_000 });
+    panel = await vscode.openPanel();
     await vscode.command("acpls: Agent sessions");
     const picker = page.locator(".quick-input-widget", { hasText: "agent sessions" });
     const row = picker.locator(".quick-input-list .monaco-list-row", { hasText: "Long chat (20000 updates) #1" });

@@ -3,23 +3,13 @@
 
 import { join } from "node:path";
 import type { Page } from "playwright-core";
-import type { Env } from "./harness";
+import { type Env, workbenchSettings } from "./harness";
 
 export function speedSettings(env: Env): Record<string, unknown> {
-  return {
+  return workbenchSettings({
     "acpls.agent": { command: "python3", args: [join(env.repoRoot, "tests", "agents", "speed_agent.py")] },
     "acpls.python": env.python,
-    "workbench.startupEditor": "none",
-    "workbench.tips.enabled": false,
-    "security.workspace.trust.enabled": false,
-    "telemetry.telemetryLevel": "off",
-    "extensions.autoCheckUpdates": false,
-    "extensions.autoUpdate": false,
-    "update.mode": "none",
-    "terminal.integrated.gpuAcceleration": "off",
-    "chat.commandCenter.enabled": false,
-    "workbench.secondarySideBar.defaultVisibility": "hidden",
-  };
+  });
 }
 
 /** The text of each row the active terminal shows, top to bottom. */

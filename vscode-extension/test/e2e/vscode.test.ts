@@ -9,35 +9,14 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, before, describe } from "node:test";
 import type { FrameLocator } from "playwright-core";
-import { readEnv, VsCode } from "./harness";
+import { readEnv, stepper, VsCode, workbenchSettings } from "./harness";
 
 const env = readEnv();
 const vscode = new VsCode(env);
+const step = stepper(vscode);
 let panel: FrameLocator;
-
-let failedStep: string | undefined;
-
-/**
- * A step of the one session: it leaves a screenshot when it fails, and the steps after a failed one
- * are skipped (each builds on the one before, so they would only wait out their timeouts).
- */
-function step(name: string, body: () => Promise<void>): void {
-  test(name, async (t) => {
-    if (failedStep !== undefined) {
-      t.skip(`needs the failed step "${failedStep}"`);
-      return;
-    }
-    try {
-      await body();
-    } catch (error) {
-      failedStep = name;
-      await vscode.screenshot(`FAILED-${name.replace(/[^a-z0-9]+/gi, "-").slice(0, 40)}`).catch(() => undefined);
-      throw error;
-    }
-  });
-}
 
 /** The 1-based line of calc.py the demo agent fixes: `return a + b` inside subtract(). */
 function subtractBugLine(workspace: string): number {
@@ -48,36 +27,17 @@ function subtractBugLine(workspace: string): number {
   return body + 1;
 }
 
-const settings: Record<string, unknown> = {
+const settings = workbenchSettings({
   "acpls.agent": "demo",
   "acpls.python": env.python,
-      "acpls.permissions.ui": "notification",
-      "acpls.trace.server": "verbose",
-      "workbench.startupEditor": "none",
-      "workbench.tips.enabled": false,
-      "workbench.colorTheme": "Default Dark Modern",
-      "security.workspace.trust.enabled": false,
-      "telemetry.telemetryLevel": "off",
-      "extensions.autoCheckUpdates": false,
-      "extensions.autoUpdate": false,
-      "update.mode": "none",
-      "terminal.integrated.gpuAcceleration": "off",
-      "chat.commandCenter.enabled": false,
-      "workbench.secondarySideBar.defaultVisibility": "hidden",
-};
+  "acpls.permissions.ui": "notification",
+  "acpls.trace.server": "verbose",
+});
 
 describe("acpls in VS Code", { timeout: 240_000 }, () => {
-  before(async () => {
-    vscode.prepare(settings);
-    const installed = await vscode.installExtension();
-    assert.match(installed, /acpls/, installed);
-    await vscode.start({ ACPLS_DEMO_SPEED: "0.2" });
-  });
+  before(() => vscode.launch(settings, { env: { ACPLS_DEMO_SPEED: "0.2" } }));
 
-  after(async () => {
-    if (process.exitCode !== undefined && process.exitCode !== 0) console.log(vscode.output.slice(-4000));
-    await vscode.stop();
-  });
+  after(() => vscode.finish());
 
   step("the extension activates and starts acpls", async () => {
     const page = vscode.page;
@@ -89,14 +49,9 @@ describe("acpls in VS Code", { timeout: 240_000 }, () => {
 
   step("a prompt typed in the panel streams a reply", async () => {
     const page = vscode.page;
-    await vscode.command("acpls: Open the agent panel");
-    panel = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+    panel = await vscode.openPanel();
     await widenSideBar(page, 240);
-    const prompt = panel.locator("textarea.prompt");
-    await prompt.waitFor({ timeout: 30_000 });
-    await prompt.click();
-    await prompt.fill("Please fix the bug in calc.py");
-    await prompt.press("Enter");
+    await vscode.sendPrompt("Please fix the bug in calc.py");
     await panel.locator(".message.user", { hasText: "Please fix the bug in calc.py" }).waitFor({ timeout: 10_000 });
     const reply = panel.locator(".message.agent").first();
     await reply.waitFor({ timeout: 30_000 });
