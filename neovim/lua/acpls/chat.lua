@@ -1384,9 +1384,10 @@ function M.open_stored(root, id, s, command)
   return chat
 end
 
---- `:Acpls load`: pick one of the agent's earlier sessions (every page of its `session/list`) and
---- continue it in a new chat; the agent replays its history into the chat.
-function M.load_session()
+--- Pick one of the agent's stored sessions here (every page of its `session/list`): `cb(root,
+--- id, session, offers)` with the one picked; nothing when there is none or none is picked.
+---@param select_opts table vim.ui.select's options (the label is M.stored_label)
+local function pick_stored(select_opts, cb)
   local root = client.root_for()
   local id = client.ensure(root)
   if not id then
@@ -1394,15 +1395,23 @@ function M.load_session()
   end
   M.list_stored(root, id, function(sessions, offers)
     if #sessions == 0 then
-      vim.notify('acpls: the agent has no earlier session here')
+      vim.notify('acpls: the agent has no stored session here')
       return
     end
-    local command = offers.load == false and offers.resume and 'acpls.resumeSession' or 'acpls.loadSession'
-    vim.ui.select(sessions, { prompt = 'Load an agent session', format_item = M.stored_label }, function(s)
+    select_opts.format_item = M.stored_label
+    vim.ui.select(sessions, select_opts, function(s)
       if s then
-        M.open_stored(root, id, s, command)
+        cb(root, id, s, offers)
       end
     end)
+  end)
+end
+
+--- `:Acpls load`: pick one of the agent's earlier sessions and continue it in a new chat; the
+--- agent replays its history into the chat.
+function M.load_session()
+  pick_stored({ prompt = 'Load an agent session' }, function(root, id, s, offers)
+    M.open_stored(root, id, s, offers.load == false and offers.resume and 'acpls.resumeSession' or 'acpls.loadSession')
   end)
 end
 
@@ -1485,67 +1494,53 @@ end
 --- show its chat, load it with its history, resume it without, fork, close or delete it (only
 --- what the agent offers).
 function M.history()
-  local root = client.root_for()
-  local id = client.ensure(root)
-  if not id then
-    return
-  end
-  M.list_stored(root, id, function(sessions, offers)
-    if #sessions == 0 then
-      vim.notify('acpls: the agent has no stored session here')
-      return
+  pick_stored({ prompt = 'Agent sessions', kind = 'acpls.sessions' }, function(root, id, s, offers)
+    local open = by_session[s.sessionId]
+    local actions = {}
+    local function add(label, run)
+      table.insert(actions, { label = label, run = run })
     end
-    vim.ui.select(sessions, { prompt = 'Agent sessions', kind = 'acpls.sessions', format_item = M.stored_label }, function(s)
-      if not s then
-        return
-      end
-      local open = by_session[s.sessionId]
-      local actions = {}
-      local function add(label, run)
-        table.insert(actions, { label = label, run = run })
-      end
-      if open then
-        add('Show its chat', function()
-          open:show(true)
-        end)
-      else
-        if offers.load then
-          add('Load with its history', function()
-            M.open_stored(root, id, s, 'acpls.loadSession')
-          end)
-        end
-        if offers.resume then
-          add('Resume without its history', function()
-            M.open_stored(root, id, s, 'acpls.resumeSession')
-          end)
-        end
-      end
-      if offers.fork then
-        add('Fork into a new chat', function()
-          M.fork(s.sessionId, root, id)
-        end)
-      end
-      if open and offers.close then
-        add('Close', function()
-          M.close(open)
-        end)
-      end
-      if offers.delete then
-        add('Delete', function()
-          M.delete(id, s.sessionId)
-        end)
-      end
-      vim.ui.select(actions, {
-        prompt = s.title or s.sessionId,
-        kind = 'acpls.session_action',
-        format_item = function(a)
-          return a.label
-        end,
-      }, function(a)
-        if a then
-          a.run()
-        end
+    if open then
+      add('Show its chat', function()
+        open:show(true)
       end)
+    else
+      if offers.load then
+        add('Load with its history', function()
+          M.open_stored(root, id, s, 'acpls.loadSession')
+        end)
+      end
+      if offers.resume then
+        add('Resume without its history', function()
+          M.open_stored(root, id, s, 'acpls.resumeSession')
+        end)
+      end
+    end
+    if offers.fork then
+      add('Fork into a new chat', function()
+        M.fork(s.sessionId, root, id)
+      end)
+    end
+    if open and offers.close then
+      add('Close', function()
+        M.close(open)
+      end)
+    end
+    if offers.delete then
+      add('Delete', function()
+        M.delete(id, s.sessionId)
+      end)
+    end
+    vim.ui.select(actions, {
+      prompt = s.title or s.sessionId,
+      kind = 'acpls.session_action',
+      format_item = function(a)
+        return a.label
+      end,
+    }, function(a)
+      if a then
+        a.run()
+      end
     end)
   end)
 end
