@@ -39,6 +39,10 @@ class DiskEditor:
         # Runs as a workspace/applyEdit arrives, before the editor applies it (a test makes the
         # agent's own disk write land in between).
         self.before_apply: Callable[[dict[str, Any]], None] = lambda edit: None
+        # Runs right after the editor created a file, before the text edits that follow (an
+        # editor loads the new file's text from disk for them): a test makes the agent's own
+        # disk write land there.
+        self.after_create: Callable[[Path], None] = lambda path: None
         self.answer_permission: Answer = lambda params: {
             "optionId": params["options"][0]["optionId"]
         }
@@ -89,6 +93,7 @@ class DiskEditor:
                     path.write_bytes(b"")
                     if change["uri"] in self.buffers:
                         self._set_buffer(change["uri"], "")
+                self.after_create(path)
             elif kind == "delete":
                 path = Path(uri_to_path(change["uri"]))
                 if path.exists():

@@ -49,6 +49,30 @@ async def test_new_file_the_agent_also_writes_itself_holds_its_text_once(
         assert create["options"] == {"overwrite": True}, editor.edits
 
 
+async def test_new_file_the_agent_writes_between_create_and_insert_holds_its_text_once(
+    server_env: dict[str, str], workspace: Path, tmp_path: Path
+):
+    """The agent's own write lands after the editor created the file and before the editor's
+    insert of acpls' text (OpenCode in generic mode, about 1 run in 5 here): the insert went into
+    the agent's copy and the file held the text twice. acpls sees the file is not the agent's
+    text after its write and brings it there."""
+    notes = workspace / "notes.md"
+    log = tmp_path / "agent.jsonl"
+    script = {"protocol": 1, "on_prompt": [_write(notes, NOTES)]}
+    async with disk_editor(server_env) as editor:
+
+        def agent_writes_too(path: Path) -> None:
+            path.write_text(NOTES)
+
+        editor.after_create = agent_writes_too
+        await start(editor.client, workspace, scripted(script, log))
+        result = await command(editor.client, "acpls.prompt", {"text": "write the notes"})
+        assert result["stopReason"] == "end_turn", agent_log(log)
+        assert notes.read_text() == NOTES, editor.edits
+        files = (await command(editor.client, "acpls.review", {}))["files"]
+        assert [(f["path"], f["status"]) for f in files] == [(str(notes), "added")], files
+
+
 async def test_reject_all_restores_the_disk_the_agent_wrote_besides_the_open_buffer(
     server_env: dict[str, str], workspace: Path, tmp_path: Path
 ):

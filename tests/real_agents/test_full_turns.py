@@ -32,8 +32,8 @@ from tests.real_agents.harness import (
 )
 
 # (agent, custom mode): every agent in custom mode; Claude (v2) and the v1 agents whose output or
-# edits reach a generic editor differently (Gemini: fs/*, Codex: a terminal, Copilot: content) in
-# generic mode.
+# edits reach a generic editor differently (Gemini: fs/*, Codex: a terminal, Copilot: content,
+# OpenCode: fs/write_text_file racing its own disk write) in generic mode.
 VARIANTS = [
     ("claude-v2", True),
     ("claude-v1", True),
@@ -46,6 +46,7 @@ VARIANTS = [
     ("gemini", False),
     ("codex", False),
     ("copilot", False),
+    ("opencode", False),
 ]
 IDS = [f"{agent}-{'custom' if custom else 'generic'}" for agent, custom in VARIANTS]
 

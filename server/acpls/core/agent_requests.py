@@ -404,6 +404,8 @@ class AgentRequests:
             raise AcpError(
                 INTERNAL_ERROR, f"the editor did not apply the write to {path}: {reason}"
             )
+        if not exists:
+            await self._converge_new_file(path, content)
         self.hub.review.after_write(path, content)
         self._read_texts[path] = content
         if session.top_level and first_line is not None:
@@ -411,6 +413,25 @@ class AgentRequests:
                 FollowTarget(session.id, "fs/write_text_file", path, first_line + 1, "edit")
             )
         return {}
+
+    async def _converge_new_file(self, path: str, content: str) -> None:
+        """A new file's write is a create and an insert into the empty file. An agent that also
+        writes the file itself (OpenCode) can land its copy after the editor's create and before
+        its insert (an editor loads the text the insert goes into from disk), and the file then
+        holds the text twice: the agent asked for `content`, so what the editor holds is brought
+        to it with one more edit."""
+        now = self.current_text(path)
+        if now is None or now == content:
+            return
+        logger.info("new file %s does not hold the agent's text after the write; fixing", path)
+        edit, _ = self._write_edit(path, now, content)
+        if edit is None:
+            return
+        applied, reason = await self.hub.editor.apply_edit(edit, f"Agent: write {path}")
+        if not applied:
+            raise AcpError(
+                INTERNAL_ERROR, f"the editor did not apply the write to {path}: {reason}"
+            )
 
     async def _protect_unsaved_work(self, path: str, content: str) -> None:
         """A write over unsaved changes the agent never read is not applied without asking."""
