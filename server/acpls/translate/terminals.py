@@ -36,7 +36,9 @@ Where terminals come from:
   call that has received no output at all, once, when the call ends, so the terminal does not
   stay empty.
 
-Output handling: every chunk is appended as bytes; at each pull the bytes not sent yet are
+Output handling: every chunk is appended as bytes (v1 `_meta` text is kept as text until the
+next pull, then turned into CR LF bytes once over the joined text, byte for byte what converting
+each chunk on its own gave: `_Output.append_text`); at each pull the bytes not sent yet are
 decoded with one incremental UTF-8 decoder per terminal (a code point split across chunks or
 pulls comes out whole) and passed through one `TerminalSanitizer` per terminal (an escape sequence
 split across chunks comes out whole), once per pull rather than once per chunk. A snapshot makes
@@ -213,6 +215,8 @@ class _Output:
         "decoder",
         "dropped",
         "limit",
+        "pending",
+        "pending_chars",
         "rebuild",
         "received",
         "reset",
@@ -232,9 +236,51 @@ class _Output:
         self.limit = limit
         self.trim_to = trim_to
         self.received = False  # any output (even empty snapshot) ever came
+        # v1 pipe text not turned into bytes yet (`append_text`), and its length in characters.
+        self.pending: list[str] = []
+        self.pending_chars = 0
+
+    def append_text(self, text: str) -> None:
+        """Append pipe text whose bare LFs become CR LF, exactly as if each chunk were converted
+        and encoded on its own (`_crlf`), but with the conversion done once over the joined
+        text when the bytes are next needed (`flush`): per chunk it is only a list append.
+
+        The one place where converting the joined text differs from converting each chunk is a
+        chunk ending in CR followed by one starting with LF: per chunk that LF is bare (CR CR
+        LF), joined it is not (CR LF). An extra CR between them keeps the per-chunk bytes.
+        """
+        self.received = True
+        if not text:
+            return  # nothing to add; skipping it keeps the CR check below on the real neighbour
+        pending = self.pending
+        if pending and text[:1] == "\n" and pending[-1][-1:] == "\r":
+            pending.append("\r")
+            self.pending_chars += 1
+        pending.append(text)
+        self.pending_chars += len(text)
+        # A UTF-8 character is at most 4 bytes, LF becomes 2: while this bound stays within the
+        # scrollback no trim could have happened chunk by chunk either, so deferring changes no
+        # byte. Past it, convert now so that trimming happens at the same chunk as before.
+        if len(self.data) + 4 * self.pending_chars > self.limit:
+            self.flush()
+
+    def flush(self) -> None:
+        """Turn the pending text into bytes (one CR LF pass, one encode, one append)."""
+        pending = self.pending
+        if not pending:
+            return
+        text = pending[0] if len(pending) == 1 else "".join(pending)
+        self.pending = []
+        self.pending_chars = 0
+        self._append(_crlf(text).encode("utf-8", "replace"))  # JSON text may hold lone surrogates
 
     def append(self, chunk: bytes) -> None:
         self.received = True
+        if self.pending:
+            self.flush()
+        self._append(chunk)
+
+    def _append(self, chunk: bytes) -> None:
         self.data += chunk
         self.unsent += len(chunk)
         if len(self.data) > self.limit:
@@ -242,6 +288,8 @@ class _Output:
 
     def replace(self, snapshot: bytes) -> None:
         self.received = True
+        self.pending = []  # replaced along with everything before it
+        self.pending_chars = 0
         self.data = bytearray(snapshot)
         self.dropped = 0  # a snapshot is the complete output: nothing before it was cut off
         self._start_reset()
@@ -249,12 +297,14 @@ class _Output:
             self._trim()
 
     def set_sanitize(self, sanitize: bool) -> None:
+        self.flush()
         if sanitize == (self.sanitizer is not None):
             return
         self.sanitizer = TerminalSanitizer() if sanitize else None
         self._start_reset()  # the view changes as a whole: show it again, filtered the new way
 
     def set_limit(self, limit: int) -> None:
+        self.flush()
         self.limit = limit
         if len(self.data) > limit:
             self._trim()
@@ -262,6 +312,8 @@ class _Output:
 
     def take(self) -> tuple[str, bool] | None:
         """The text since the last take and whether it is a reset, or None if there is none."""
+        if self.pending:
+            self.flush()
         if self.rebuild:
             self.decoder = _Utf8Decoder(errors="replace")
             if self.sanitizer is not None:
@@ -284,6 +336,7 @@ class _Output:
 
     def tail(self, byte_limit: int | None) -> tuple[str, bool]:
         """The last `byte_limit` retained bytes (cut at a character boundary) as text."""
+        self.flush()
         start = 0
         if byte_limit is not None and len(self.data) > byte_limit:
             start = _char_boundary_at_or_after(self.data, len(self.data) - byte_limit)
@@ -536,16 +589,16 @@ class TerminalStore:
         if not isinstance(data, str):
             logger.error("%s for terminal %s has no string data; ignored", key, terminal_id)
             return
-        self.set_tool_call(session_id, terminal_id, tool_call_id)
+        terminal = self._terminal(session_id, terminal_id)
+        if terminal.state.tool_call_id is None:
+            terminal.state.tool_call_id = tool_call_id
+            self._state_dirty.setdefault(terminal)
         # The text comes from pipes, not a pty: a bare LF would make a terminal staircase.
-        text = _crlf(data)
-        chunk = text.encode("utf-8", "replace")  # JSON text may hold lone surrogates
         if item.get("snapshot") is True:
-            terminal = self._terminal(session_id, terminal_id)
-            terminal.out.replace(chunk)
-            self._output_dirty.setdefault(terminal)
+            terminal.out.replace(_crlf(data).encode("utf-8", "replace"))
         else:
-            self.append_bytes(session_id, terminal_id, chunk)
+            terminal.out.append_text(data)  # converted once per pull, not once per chunk
+        self._output_dirty.setdefault(terminal)
 
     def _v1_exit(self, session_id: str, tool_call_id: str, item: Any) -> None:
         terminal_id = _v1_terminal_id(item, tool_call_id, "terminal_exit")
@@ -591,7 +644,10 @@ class TerminalStore:
     def output_bytes(self, session_id: str, terminal_id: str) -> bytes:
         """The retained output bytes (empty for an unknown terminal)."""
         terminal = self._sessions.get(session_id, {}).get(terminal_id)
-        return bytes(terminal.out.data) if terminal else b""
+        if terminal is None:
+            return b""
+        terminal.out.flush()
+        return bytes(terminal.out.data)
 
     def output_text(self, session_id: str, terminal_id: str) -> str:
         """The retained output as text, unsanitised (invalid UTF-8 shows as U+FFFD)."""

@@ -1,0 +1,118 @@
+"""ACP v1 `_meta.terminal_output` text is turned into CR LF bytes once per pull over the joined
+text (`_Output.append_text`), not once per chunk. These properties check that the editor gets
+byte for byte what converting and appending each chunk on its own gave, on random chunkings and
+random pulls: CR LF split across chunks, a lone CR at a chunk end, escape sequences and UTF-8
+characters split across chunks, lone surrogates, snapshots, raw bytes in between, and scrollback
+trimming (small limits make the store fall back to converting chunk by chunk near the limit)."""
+
+from __future__ import annotations
+
+import base64
+import re
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from acpls.translate.terminals import TerminalStore
+
+S = "sess_1"
+CALL = "toolu_1"
+
+# Per chunk, as the relay did before: every LF not after a CR (in this chunk) becomes CR LF. A
+# look-behind regex, written independently of the store's two-pass `replace`.
+_BARE_LF = re.compile(r"(?<!\r)\n")
+
+
+def per_chunk(text: str) -> bytes:
+    return _BARE_LF.sub("\r\n", text).encode("utf-8", "replace")
+
+
+_PIECES = [
+    "\r",
+    "\n",
+    "\r\n",
+    "a",
+    "bc",
+    "é",
+    "😀",
+    "\x1b",
+    "[31m",
+    "\x1b[0m",
+    "\x07",
+    "\ud83d",
+    " ",
+]
+_text = st.lists(st.sampled_from(_PIECES), max_size=12).map("".join)
+_op = st.one_of(
+    st.tuples(st.just("chunk"), _text),
+    st.tuples(st.just("chunk"), _text),
+    st.tuples(st.just("chunk"), _text),
+    st.tuples(st.just("pull"), st.just("")),
+    st.tuples(st.just("snapshot"), _text),
+    st.tuples(st.just("bytes"), _text),
+    st.tuples(st.just("tail"), st.just("")),
+)
+
+
+def _reference(store: TerminalStore, kind: str, text: str) -> None:
+    """The per-chunk path through public methods: what `_v1_output` did before."""
+    store.set_tool_call(S, CALL, CALL)
+    if kind == "snapshot":
+        # A v1 snapshot replaces the output: the same as a v2 `terminal_update` output snapshot.
+        data = base64.b64encode(per_chunk(text)).decode("ascii")
+        store.apply_update(S, {"terminalId": CALL, "output": {"data": data}})
+    else:
+        store.append_bytes(S, CALL, per_chunk(text))
+
+
+def _batches(store: TerminalStore) -> list[tuple[str, bool]]:
+    return [(batch.text, batch.reset) for batch in store.take_output()]
+
+
+def _run(ops: list[tuple[str, str]], scrollback: int, sanitize: bool) -> None:
+    new = TerminalStore(scrollback_bytes=scrollback, sanitize=sanitize)
+    old = TerminalStore(scrollback_bytes=scrollback, sanitize=sanitize)
+    for kind, text in ops:
+        if kind == "pull":
+            assert _batches(new) == _batches(old)
+        elif kind == "tail":
+            assert new.output_tail(S, CALL, 7) == old.output_tail(S, CALL, 7)
+        elif kind == "bytes":
+            raw = text.encode("utf-8", "replace")
+            new.append_bytes(S, CALL, raw)
+            old.append_bytes(S, CALL, raw)
+        else:
+            item: dict[str, Any] = {"terminal_id": CALL, "data": text}
+            if kind == "snapshot":
+                item["snapshot"] = True
+            new.apply_v1_meta(S, CALL, {"terminal_output": item})
+            _reference(old, kind, text)
+    assert _batches(new) == _batches(old)
+    assert new.output_bytes(S, CALL) == old.output_bytes(S, CALL)
+
+
+@settings(max_examples=400, deadline=None)
+@given(ops=st.lists(_op, max_size=40), sanitize=st.booleans())
+def test_per_pull_conversion_equals_per_chunk_conversion(
+    ops: list[tuple[str, str]], sanitize: bool
+) -> None:
+    _run(ops, 4 * 1024 * 1024, sanitize)
+
+
+@settings(max_examples=400, deadline=None)
+@given(ops=st.lists(_op, max_size=40), scrollback=st.integers(8, 200), sanitize=st.booleans())
+def test_per_pull_conversion_equals_per_chunk_conversion_while_trimming(
+    ops: list[tuple[str, str]], scrollback: int, sanitize: bool
+) -> None:
+    _run(ops, scrollback, sanitize)
+
+
+def test_crlf_split_across_chunks_and_lone_cr_at_a_chunk_end_keep_their_per_chunk_bytes() -> None:
+    store = TerminalStore()
+    for data in ["one\r", "\ntwo\r", "", "\nthree\r\n", "\x1b[3", "1mred\n", "last\r"]:
+        store.apply_v1_meta(S, CALL, {"terminal_output": {"terminal_id": CALL, "data": data}})
+    expected = b"one\r\r\ntwo\r\r\nthree\r\n\x1b[31mred\r\nlast\r"
+    assert store.output_bytes(S, CALL) == expected
+    (batch,) = store.take_output()
+    assert batch.text == expected.decode()
