@@ -53,6 +53,13 @@ export type HostToPanel =
 /** The panel says that keys arrive at most this often. */
 export const KEYS_EVERY_MS = 200;
 
+/** Whether a key in the panel counts as typing (agent terminals slow down, redraws take less of a
+ * frame): not the Enter that sends the prompt, after which the user waits for the agent's output
+ * rather than typing (it slowed a 35,000-line output's first 600 ms to the typing pace). */
+export function isTyping(key: string, shiftKey: boolean): boolean {
+  return !(key === "Enter" && !shiftKey);
+}
+
 export type PanelToHost =
   | { type: "ready" }
   /** The user is typing in the panel (at most one a KEYS_EVERY_MS): agent terminals slow down. */

@@ -26,7 +26,7 @@ import { ChatWindow, frameBudget, toRedraw } from "../model/chatWindow";
 import { PromptHistory } from "../model/history";
 import { renderInline, renderMarkdown } from "../model/markdown";
 import { sessionChoiceLabel } from "../model/multiAgent";
-import { type AgentInfo, type ContextChip, type HostToPanel, KEYS_EVERY_MS, type PanelPrompt, type PanelQuestion, type PanelQueued, type PanelToHost, type SessionChoice } from "../model/panelMessages";
+import { type AgentInfo, type ContextChip, type HostToPanel, isTyping, KEYS_EVERY_MS, type PanelPrompt, type PanelQuestion, type PanelQueued, type PanelToHost, type SessionChoice } from "../model/panelMessages";
 import type { FieldValues, FormField } from "../model/question";
 import { usageFraction, usageText, WARN_AT } from "../model/usage";
 import { lineStats } from "../model/permission";
@@ -46,6 +46,7 @@ let lastKey = Number.NEGATIVE_INFINITY;
 document.addEventListener(
   "keydown",
   (event) => {
+    if (!isTyping(event.key, event.shiftKey)) return;
     lastKey = event.timeStamp;
     if (event.timeStamp - keysSent < KEYS_EVERY_MS) return;
     keysSent = event.timeStamp;

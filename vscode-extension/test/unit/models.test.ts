@@ -3,7 +3,7 @@ import { describe, test } from "node:test";
 import { baselineText, fileDescription, hunkLabel, hunkPreview, totals } from "../../src/model/changes";
 import { followHover } from "../../src/model/follow";
 import { PromptHistory } from "../../src/model/history";
-import { isPanelMessage } from "../../src/model/panelMessages";
+import { isPanelMessage, isTyping } from "../../src/model/panelMessages";
 import {
   applyTextEdits,
   kindLabel,
@@ -215,6 +215,8 @@ describe("terminal text", () => {
   test("the default pace: typing slices are smaller and further apart than the others", () => {
     assert.ok(PACE.typingSlice < PACE.slice && PACE.typingPause >= PACE.pause && PACE.typingWindow < PACE.window);
     assert.ok(isPanelMessage({ type: "keys" }));
+    assert.ok(isTyping("x", false) && isTyping("Backspace", false) && isTyping("Enter", true), "keys that edit the prompt");
+    assert.ok(!isTyping("Enter", false), "the Enter that sends it");
     assert.ok(isPanelMessage({ type: "frame", seq: 3 }));
     assert.ok(!isPanelMessage({ type: "frame", seq: "3" }));
   });
