@@ -45,7 +45,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Api> {
   context.subscriptions.push(mentions);
   const panel: AgentPanel = new AgentPanel(context, client, terminals, docs, permissions, questions, mentions);
   status.onDidChangeAgent((params) => panel.agentStatusChanged(params));
-  panel.onShownSession((session) => status.showSession(session));
+  panel.onShownSession((session, agent) => status.showSession(session, agent));
   permissions.onDidChangePending((waiting) => status.setPendingPermissions(waiting.length));
   panel.onBusyChange((busy) => {
     status.setBusy(busy);

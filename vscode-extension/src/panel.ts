@@ -56,7 +56,7 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
   private attachments: Attachment[] = [];
   private agent: AgentInfo | undefined;
   private readonly busyListeners: ((busy: boolean) => void)[] = [];
-  private readonly shownListeners: ((session: SessionView | undefined) => void)[] = [];
+  private readonly shownListeners: ((session: SessionView | undefined, agent: string | undefined) => void)[] = [];
   private readonly usageWarnings = new UsageWarnings();
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -251,14 +251,16 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
     else this.flushTimer = setTimeout(() => this.flush(false), BATCH_MS);
   }
 
-  /** Called with the shown session when another is shown and when its modes or usage change. */
-  onShownSession(listener: (session: SessionView | undefined) => void): void {
+  /** Called with the shown session and its agent when another is shown and when its modes or
+   * usage change. */
+  onShownSession(listener: (session: SessionView | undefined, agent: string | undefined) => void): void {
     this.shownListeners.push(listener);
   }
 
   private shownChanged(): void {
     const session = this.store.currentSession();
-    for (const listener of this.shownListeners) listener(session);
+    const agent = session === undefined ? undefined : this.sessionAgents.get(session.sessionId);
+    for (const listener of this.shownListeners) listener(session, agent);
   }
 
   private warnIfNearlyFull(sessionId: string): void {

@@ -8,7 +8,7 @@ import { agentLabel } from "./model/settings";
 import type { AgentStatusParams } from "./protocol";
 import { agentInfo } from "./model/multiAgent";
 import type { SessionView } from "./model/conversation";
-import { escapeMarkdown, type Modes, modeTooltip, sessionModes, statusText } from "./model/status";
+import { escapeMarkdown, type Modes, modeOfDefaultAgent, modeTooltip, sessionModes, statusText } from "./model/status";
 import { usageText } from "./model/usage";
 
 export { agentInfo };
@@ -18,8 +18,9 @@ export class StatusController implements vscode.Disposable {
   private agent: AgentStatusParams | undefined;
   private busy = false;
   private pendingPermissions = 0;
-  // The session the panel shows: its mode and context meter are in the item.
+  // The session the panel shows and its agent: its mode and context meter are in the item.
   private shown: SessionView | undefined;
+  private shownAgent: string | undefined;
   // Every agent's last status (several agents run side by side); the item shows the default's.
   readonly statuses = new Map<string, AgentStatusParams>();
   private readonly changed = new vscode.EventEmitter<AgentStatusParams>();
@@ -47,15 +48,18 @@ export class StatusController implements vscode.Disposable {
     this.render();
   }
 
-  /** The session the panel shows (undefined: none), again whenever its modes or usage change. */
-  showSession(session: SessionView | undefined): void {
+  /** The session the panel shows (undefined: none) and its agent, again whenever its modes or
+   * usage change. */
+  showSession(session: SessionView | undefined, agent: string | undefined): void {
     this.shown = session;
+    this.shownAgent = agent;
     this.render();
   }
 
-  /** The shown session and its modes, for the menu's mode picks. */
+  /** The shown session and its modes, for the menu's mode picks: only a session of the agent the
+   * item names. */
   get modes(): { sessionId: string; modes: Modes } | undefined {
-    const modes = sessionModes(this.shown);
+    const modes = modeOfDefaultAgent(this.shownAgent, this.agent?.agent) ? sessionModes(this.shown) : undefined;
     return this.shown === undefined || modes === undefined ? undefined : { sessionId: this.shown.sessionId, modes };
   }
 
@@ -76,7 +80,7 @@ export class StatusController implements vscode.Disposable {
     }
     const state = this.agent?.state ?? "not started";
     const icon = this.busy ? "$(loading~spin)" : state === "failed" || state === "exited" ? "$(error)" : "$(hubot)";
-    const modes = sessionModes(this.shown);
+    const modes = this.modes?.modes;
     const usage = this.shown?.usage;
     this.item.text = statusText({ icon, agent: name, modes, usage, pendingPermissions: this.pendingPermissions });
     const tooltip = new vscode.MarkdownString(undefined, true);

@@ -6,6 +6,15 @@
 import type { ConfigOption, ConfigSelectGroup, ConfigSelectOption, SessionMode } from "../protocol";
 import { usageFraction, type Usage } from "./usage";
 
+/**
+ * Whether the item, which names the default agent, shows the shown session's mode: only when the
+ * session is the default agent's (or either is unknown), so another agent's mode is never shown
+ * next to the default agent's name (the panel header shows it with its own agent).
+ */
+export function modeOfDefaultAgent(sessionAgent: string | undefined, defaultAgent: string | undefined): boolean {
+  return sessionAgent === undefined || defaultAgent === undefined || sessionAgent === defaultAgent;
+}
+
 /** A session's modes (the `modes` session update). */
 export type Modes = { currentModeId: string; availableModes: SessionMode[] };
 

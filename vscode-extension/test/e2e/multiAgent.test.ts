@@ -58,6 +58,11 @@ describe("several agents side by side in VS Code", { timeout: 240_000 }, () => {
     const labels = await panel.locator("select.session-select option").allTextContents();
     assert.ok(labels.some((l) => l.endsWith("· alpha")) && labels.some((l) => l.endsWith("· demo")), JSON.stringify(labels));
     assert.equal(agentMessages(agentLog, "session/prompt").length, 1, "the demo's prompt did not go to alpha");
+    // The demo's mode is in the header; the status item names the default agent, alpha, so it
+    // shows no mode of the demo's next to alpha's name.
+    await panel.locator('select[aria-label="Mode"] option[value="ask"]:checked').first().waitFor({ state: "attached", timeout: 10_000 });
+    const item = await page.locator(".statusbar-item", { hasText: "alpha-agent" }).first().innerText();
+    assert.doesNotMatch(item, /·|Ask/, item);
     await vscode.screenshot("demo-turn-beside-alpha");
 
     // Back in alpha's session: its turn still runs; cancelled there, it ends.

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { currentMode, escapeMarkdown, type Modes, modePicks, modeTooltip, sessionModes, statusText } from "../../src/model/status";
+import { currentMode, escapeMarkdown, type Modes, modeOfDefaultAgent, modePicks, modeTooltip, sessionModes, statusText } from "../../src/model/status";
 
 const modes: Modes = {
   currentModeId: "plan",
@@ -70,6 +70,15 @@ describe("a session's modes", () => {
     assert.equal(sessionModes({ configOptions: [model] }), undefined);
     assert.equal(sessionModes({ configOptions: [{ ...option, currentValue: true }] }), undefined);
     assert.equal(sessionModes(undefined), undefined);
+  });
+});
+
+describe("whose mode the item shows", () => {
+  test("the shown session's only when it is the default agent's (the agent the item names)", () => {
+    assert.equal(modeOfDefaultAgent("claude", "claude"), true);
+    assert.equal(modeOfDefaultAgent("gemini", "claude"), false);
+    assert.equal(modeOfDefaultAgent(undefined, "claude"), true);
+    assert.equal(modeOfDefaultAgent("gemini", undefined), true);
   });
 });
 
