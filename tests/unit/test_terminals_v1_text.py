@@ -14,7 +14,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acpls.translate.terminals import TerminalStore
+from acpls.translate.terminals import TerminalStore, _Output
 
 S = "sess_1"
 CALL = "toolu_1"
@@ -116,3 +116,17 @@ def test_crlf_split_across_chunks_and_lone_cr_at_a_chunk_end_keep_their_per_chun
     assert store.output_bytes(S, CALL) == expected
     (batch,) = store.take_output()
     assert batch.text == expected.decode()
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts=st.lists(_text, max_size=20))
+def test_pending_text_is_counted_at_least_at_the_bytes_it_becomes(texts: list[str]) -> None:
+    """The scrollback check before converting relies on this bound: pending text that becomes
+    more bytes than counted could trim the scrollback at a different byte than per chunk."""
+    out = _Output(limit=1 << 20, trim_to=0.5, sanitize=False)
+    for text in texts:
+        out.append_text(text)
+    counted = out.pending_bytes
+    out.flush()
+    assert len(out.data) == sum(len(per_chunk(text)) for text in texts)
+    assert counted >= len(out.data)
