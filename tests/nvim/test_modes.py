@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.agents import read_log
+from tests.agents import read_log, script_command
 
 pytestmark = pytest.mark.nvim
 
@@ -121,3 +121,30 @@ def test_v2_mode_config_option_in_statusline(editor_factory):
     sel = ed.wait_select()
     assert sel["labels"] == ["Ask — Ask before every edit", "Code (current)"]
     ed.lua("T.answer(..., nil)", sel["index"])
+
+
+def test_statusline_shows_no_mode_of_another_agents_chat(editor_factory, tmp_path):
+    """The statusline names the default agent: a chat of another agent (with its own mode) adds
+    no mode to it; the chat's header has that mode."""
+    # Its own session id: both scripted agents would name theirs scripted-1.
+    other = {**V1_SCRIPT, "on_new_session": {**V1_SCRIPT["on_new_session"], "sessionId": "other-1"}}
+    argv = script_command(other, tmp_path / "other.jsonl")
+    ed = editor_factory(
+        {"protocol": 1},
+        agents={"other": {"command": argv[0], "args": argv[1:]}},
+    )
+    ed.nvim.command("Acpls prompt hi")  # the default agent runs too
+    ed.wait_turn_end()
+    ed.nvim.command("Acpls chat other")
+    ed.nvim.input("<Esc>")
+    ed.wait("return require('acpls.chat').list()[2].sessionId ~= nil", what="other's session")
+    chat = "require('acpls.chat').list()[2]"
+    ed.lua(
+        f"local c = {chat} vim.api.nvim_buf_set_lines(c.prompt_buf, 0, -1, false, {{'plan it'}})"
+        " vim.api.nvim_set_current_buf(c.prompt_buf) require('acpls.chat').current():send_input()"
+    )
+    ed.wait_turn_end(2)
+    assert ed.lua(f"return {chat}.agent") == "other"
+    assert "mode: Plan" in ed.lua(f"return T.lines({chat}.buf)[2]")
+    ed.lua(f"vim.api.nvim_set_current_buf({chat}.buf)")
+    assert ed.lua(STATUS) == "acpls · python running", ed.lua(STATUS)

@@ -1680,10 +1680,16 @@ function M._check_usage(chat, update)
   end
 end
 
---- The current chat's mode as the agent names it (`Plan`), or nil.
-function M.mode_status()
+--- The current chat's mode as the agent names it (`Plan`), or nil when the chat is not of `agent`
+--- (the statusline names the default agent: another agent's mode next to its name would say the
+--- default agent is in it).
+---@param agent string?
+function M.mode_status(agent)
   local chat = M.current()
-  return chat and require('acpls.chatview').mode_name(chat.view.session) or nil
+  if not chat or (chat.agent and chat.agent ~= agent) then
+    return nil
+  end
+  return require('acpls.chatview').mode_name(chat.view.session)
 end
 
 --- The current chat's context meter (`ctx 42%`), or nil.

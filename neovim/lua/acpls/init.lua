@@ -41,7 +41,7 @@ function M.statusline()
   if status then
     table.insert(parts, tostring(status.agent or '') .. ' ' .. tostring(status.state or ''))
   end
-  local mode = require('acpls.chat').mode_status()
+  local mode = require('acpls.chat').mode_status(status and status.agent)
   if mode then
     table.insert(parts, mode)
   end
