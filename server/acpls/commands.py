@@ -334,9 +334,7 @@ async def _mention_candidates(hub: Hub, args: dict[str, Any]) -> Any:
 
 
 def _admin(hub: Hub) -> Any:
-    from acpls.core.session_admin import SessionAdmin
-
-    return SessionAdmin(hub)
+    return hub.admin
 
 
 COMMANDS: dict[str, CommandHandler] = {

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from acpls.core.hub import Hub
-from acpls.core.session_admin import SessionAdmin
 from tests.agents import script_command
 from tests.e2e.test_session_close import AllowingEditor
 
@@ -168,7 +167,7 @@ async def test_a_thousand_sessions_leave_nothing_behind(tmp_path: Path) -> None:
             "checkpoints": {"enabled": False},
         }
     )
-    admin = SessionAdmin(hub)
+    admin = hub.admin
     closed: set[str] = set()
     try:
         # The scan is shown to find a live session's state first: it can fail.

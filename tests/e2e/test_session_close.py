@@ -17,7 +17,6 @@ import pytest
 
 from acpls.core.errors import CommandError
 from acpls.core.hub import Hub
-from acpls.core.session_admin import SessionAdmin
 from tests.agents import script_command
 from tests.fuzz.frame_fuzzer import FakeEditor
 
@@ -117,7 +116,7 @@ async def until(check: Any, seconds: float = 10.0, what: Any = None) -> None:
 
 
 async def end_by(how: str, hub: Hub, session_id: str) -> None:
-    admin = SessionAdmin(hub)
+    admin = hub.admin
     if how == "close":
         await admin.close(session_id)
     elif how == "delete":

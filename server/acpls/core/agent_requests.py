@@ -13,7 +13,7 @@ import logging
 import os
 import uuid
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from acpls.acp.converter import structure
 from acpls.acp.models import (
@@ -41,8 +41,29 @@ from acpls.translate.text_edits import minimal_line_edits
 from acpls.translate.uris import path_to_uri
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+
     from acpls.acp.connection import AgentConnection
-    from acpls.core.parts import CoreParts as Hub
+    from acpls.core.follow import FollowController
+    from acpls.core.parts import ReviewPart, RouterPart
+    from acpls.core.pump import FlushScheduler
+    from acpls.settings import Settings
+    from acpls.supervisor import TaskSupervisor
+    from acpls.translate.terminals import TerminalStore
+
+
+class RequestsHub(Protocol):
+    """What answering the agent asks of the hub: the settings (roots, rules, limits, the default
+    agent), the workspace root, and an agent's running process."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    def workspace_root(self) -> str: ...
+
+    def connection_of(self, agent: str | None) -> AgentConnection | None: ...
+
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +77,30 @@ TerminalRequest = (
 
 
 class AgentRequests:
-    def __init__(self, hub: Hub) -> None:
+    def __init__(
+        self,
+        editor: ports.EditorPort,
+        sessions: Mapping[str, Session],
+        pump: FlushScheduler,
+        terminals: TerminalStore,
+        follow: FollowController,
+        router: RouterPart,
+        review: ReviewPart,
+        tasks: TaskSupervisor,
+        state_dir: Path,
+        environ: Mapping[str, str],
+        hub: RequestsHub,
+    ) -> None:
+        self.editor = editor
+        self.sessions = sessions  # the registry's, read only
+        self.pump = pump
+        self.terminal_store = terminals  # what the editor is shown of each terminal
+        self.follow = follow
+        self.router = router  # permission prompts and tool calls reach the session through it
+        self.review = review  # sees the agent's reads and writes
+        self.tasks = tasks
+        self.state_dir = state_dir  # rules.json, proposed writes
+        self.environ = environ  # client terminals' base environment
         self.hub = hub
         self._keys = itertools.count(1)
         # What the agent last read of each path, to tell its writes from clobbering the user's.
@@ -68,10 +112,10 @@ class AgentRequests:
 
     def register(self, conn: AgentConnection, agent: str, env: dict[str, str]) -> None:
         """Serve `conn`'s requests; the process of `agent`, started with `env`."""
-        self.paths.set_roots(self.hub.editor.workspace_roots, self.hub.settings.allowed_roots)
+        self.paths.set_roots(self.editor.workspace_roots, self.hub.settings.allowed_roots)
         old = self._terminals.get(agent)
         if old is not None:  # its processes were killed when the agent stopped (close_all)
-            self.hub.tasks.spawn(f"close-terminals-of:{agent}", old.aclose())
+            self.tasks.spawn(f"close-terminals-of:{agent}", old.aclose())
         self._terminals[agent] = ClientTerminals(
             base_env=env, on_output=self._terminal_output, on_exit=self._terminal_exit
         )
@@ -99,7 +143,7 @@ class AgentRequests:
         terminals = self._terminals.get(agent)
         if terminals is None:
             terminals = self._terminals[agent] = ClientTerminals(
-                base_env=self.hub.settings.base_env(self.hub.environ),
+                base_env=self.hub.settings.base_env(self.environ),
                 on_output=self._terminal_output,
                 on_exit=self._terminal_exit,
             )
@@ -111,7 +155,7 @@ class AgentRequests:
         store = self._rules
         root = self.hub.workspace_root()
         if store is None or store.workspace != os.path.normpath(root):
-            store = RuleStore(root, path=self.hub.state_dir / "rules.json")
+            store = RuleStore(root, path=self.state_dir / "rules.json")
             self._rules = store
         store.auto_approve_kinds = frozenset(settings.auto_approve_kinds)
         return store
@@ -123,7 +167,7 @@ class AgentRequests:
         return self._session_of(params.get("sessionId"))
 
     def _session_of(self, session_id: Any) -> Session:
-        session = self.hub.sessions.get(session_id) if isinstance(session_id, str) else None
+        session = self.sessions.get(session_id) if isinstance(session_id, str) else None
         if session is None:
             raise AcpError(INVALID_PARAMS, f"unknown sessionId {session_id!r}")
         return session
@@ -148,7 +192,7 @@ class AgentRequests:
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         pending = PendingPermission(request_key=key, options=options, answer=future)
         session.pending_permissions[key] = pending
-        asker = self.hub.tasks.spawn(
+        asker = self.tasks.spawn(
             f"permission:{key}", self._ask(session, pending, params, tool_call)
         )
         try:
@@ -160,7 +204,7 @@ class AgentRequests:
             if not asker.done():
                 asker.cancel()
             if pending.editor_msg_id is not None and not asker.done():
-                self.hub.editor.cancel_request(pending.editor_msg_id)
+                self.editor.cancel_request(pending.editor_msg_id)
 
     def _answer_by_rule(
         self, session: Session, tool_call: dict[str, Any], options: list[dict[str, Any]]
@@ -183,7 +227,7 @@ class AgentRequests:
         }
         if rule is not None:
             update["ruleId"] = rule.rule_id
-        self.hub.router.send_update(session, update)
+        self.router.send_update(session, update)
         logger.info(
             "permission for %r answered by %s",
             tool_call.get("title"),
@@ -217,7 +261,7 @@ class AgentRequests:
         if not isinstance(raw, dict) or not isinstance(raw.get("toolCallId"), str):
             title = params.get("title") if isinstance(params.get("title"), str) else "permission"
             return {"toolCallId": "", "title": title}
-        return self.hub.router.merge_tool_call(session, raw)
+        return self.router.merge_tool_call(session, raw)
 
     async def _ask(
         self,
@@ -227,7 +271,7 @@ class AgentRequests:
         tool_call: dict[str, Any],
     ) -> None:
         try:
-            if self.hub.editor.custom_mode:
+            if self.editor.custom_mode:
                 outcome = await self._ask_custom(session, pending, params, tool_call)
             else:
                 outcome = await self._ask_generic(pending, params, tool_call)
@@ -269,9 +313,7 @@ class AgentRequests:
             previewProblems=(preview.problems or None) if preview is not None else None,
         )
         pending.editor_msg_id = f"acpls-permission-{uuid.uuid4().hex[:12]}"
-        result = await self.hub.editor.request(
-            msg.REQUEST_PERMISSION, request, pending.editor_msg_id
-        )
+        result = await self.editor.request(msg.REQUEST_PERMISSION, request, pending.editor_msg_id)
         option_id = (
             result.get("optionId")
             if isinstance(result, dict)
@@ -293,7 +335,7 @@ class AgentRequests:
         )
         options = perm.unique_titles(pending.options)
         pending.options = options
-        choice = await self.hub.editor.show_message_request(
+        choice = await self.editor.show_message_request(
             ports.MESSAGE_INFO, message, [o["name"] for o in options]
         )
         return perm.outcome_for_title(options, choice)
@@ -305,9 +347,7 @@ class AgentRequests:
         self.paths.forget_session(session.id)
         terminals = self._terminals_of(session.agent)
         if terminals.terminal_ids(session.id):
-            self.hub.tasks.spawn(
-                f"close-terminals:{session.id}", terminals.close_session(session.id)
-            )
+            self.tasks.spawn(f"close-terminals:{session.id}", terminals.close_session(session.id))
 
     def cancel_permissions(self, session: Session) -> None:
         """session/cancel: every pending request of the session is answered `cancelled`."""
@@ -317,18 +357,7 @@ class AgentRequests:
 
     # -- files -----------------------------------------------------------------------------------
     def current_text(self, path: str) -> str | None:
-        try:
-            uri = path_to_uri(path)
-        except ValueError:
-            return None
-        text = self.hub.editor.document_text(uri)
-        if text is not None:
-            return text
-        try:
-            with open(path, encoding="utf-8", newline="") as handle:
-                return handle.read()
-        except (OSError, UnicodeDecodeError):
-            return None
+        return ports.current_text(self.editor, path)
 
     async def check_path(self, session: Session, path: Any, action: str) -> str:
         """Absolute, inside the workspace (after symlinks and `..`), or approved by the user."""
@@ -350,7 +379,7 @@ class AgentRequests:
             + ". Allow it for this session?"
         )
         try:
-            answer = await self.hub.editor.show_message_request(
+            answer = await self.editor.show_message_request(
                 ports.MESSAGE_WARNING, question, ["Allow", "Deny"]
             )
         except Exception:
@@ -374,13 +403,13 @@ class AgentRequests:
         if text is None:
             raise _not_readable(path)
         self._read_texts[path] = text
-        self.hub.review.agent_read(path, text)
+        self.review.agent_read(path, text)
         line, limit = _given(request.line), _given(request.limit)
         if line is not None or limit is not None:
             text = _slice(text, line, limit)
         if session.top_level:
             start = line if line is not None and line > 0 else 1
-            self.hub.follow.move(FollowTarget(session.id, "fs/read_text_file", path, start, "read"))
+            self.follow.move(FollowTarget(session.id, "fs/read_text_file", path, start, "read"))
         return {"content": text}
 
     def _reads_missing_as_empty(self, session: Session) -> bool:
@@ -398,18 +427,18 @@ class AgentRequests:
         edit, first_line = self._write_edit(path, old if exists else None, content)
         if edit is None:
             return {}
-        self.hub.review.before_write(session, path, old if exists else None)
-        applied, reason = await self.hub.editor.apply_edit(edit, f"Agent: write {path}")
+        self.review.before_write(session, path, old if exists else None)
+        applied, reason = await self.editor.apply_edit(edit, f"Agent: write {path}")
         if not applied:
             raise AcpError(
                 INTERNAL_ERROR, f"the editor did not apply the write to {path}: {reason}"
             )
         if not exists:
             await self._converge_new_file(path, content)
-        self.hub.review.after_write(path, content)
+        self.review.after_write(path, content)
         self._read_texts[path] = content
         if session.top_level and first_line is not None:
-            self.hub.follow.move(
+            self.follow.move(
                 FollowTarget(session.id, "fs/write_text_file", path, first_line + 1, "edit")
             )
         return {}
@@ -427,7 +456,7 @@ class AgentRequests:
         edit, _ = self._write_edit(path, now, content)
         if edit is None:
             return
-        applied, reason = await self.hub.editor.apply_edit(edit, f"Agent: write {path}")
+        applied, reason = await self.editor.apply_edit(edit, f"Agent: write {path}")
         if not applied:
             raise AcpError(
                 INTERNAL_ERROR, f"the editor did not apply the write to {path}: {reason}"
@@ -435,7 +464,7 @@ class AgentRequests:
 
     async def _protect_unsaved_work(self, path: str, content: str) -> None:
         """A write over unsaved changes the agent never read is not applied without asking."""
-        buffer = self.hub.editor.document_text(path_to_uri(path))
+        buffer = self.editor.document_text(path_to_uri(path))
         if buffer is None or buffer == content or self._read_texts.get(path) == buffer:
             return
         try:
@@ -445,7 +474,7 @@ class AgentRequests:
             on_disk = None
         if buffer == on_disk:
             return  # not dirty: nothing of the user's would be lost
-        if self.hub.review.matches_disk_before_write(path, buffer):
+        if self.review.matches_disk_before_write(path, buffer):
             # The agent wrote the disk itself before this request (OpenCode writes its edit both
             # ways): the buffer is still the disk's text from before that write, not the user's.
             return
@@ -455,7 +484,7 @@ class AgentRequests:
             "Your changes stay in the undo history either way."
         )
         while True:
-            answer = await self.hub.editor.show_message_request(
+            answer = await self.editor.show_message_request(
                 ports.MESSAGE_WARNING, question, [keep, take, show]
             )
             if answer == take:
@@ -469,11 +498,11 @@ class AgentRequests:
 
     async def _show_proposed(self, path: str, content: str) -> None:
         """Write the agent's text beside the state files (never the workspace) and show it."""
-        directory = self.hub.state_dir / "proposed"
+        directory = self.state_dir / "proposed"
         directory.mkdir(parents=True, exist_ok=True)
         target = directory / os.path.basename(path)
         target.write_text(content, encoding="utf-8")
-        await self.hub.editor.show_document(path_to_uri(str(target)), None)
+        await self.editor.show_document(path_to_uri(str(target)), None)
 
     def _write_edit(
         self, path: str, old: str | None, new: str
@@ -481,7 +510,7 @@ class AgentRequests:
         uri = path_to_uri(path)
         if old is None:
             changes: list[dict[str, Any]] = []
-            if self.hub.editor.supports_create_file:
+            if self.editor.supports_create_file:
                 # `overwrite`, not `ignoreIfExists`: the file may appear between this check and
                 # the editor's apply (OpenCode writes it itself right after asking acpls to), and
                 # the text is then inserted into an empty file, never beside the agent's own
@@ -506,18 +535,18 @@ class AgentRequests:
 
     # -- terminals (ACP v1: client-owned) ---------------------------------------------------------
     def _terminal_output(self, session_id: str, terminal_id: str, data: bytes) -> None:
-        if session_id not in self.hub.sessions:
+        if session_id not in self.sessions:
             return  # the session ended; its terminals are being stopped (session_closed)
-        self.hub.terminals.append_bytes(session_id, terminal_id, data)
-        self.hub.pump.poke()
+        self.terminal_store.append_bytes(session_id, terminal_id, data)
+        self.pump.poke()
 
     def _terminal_exit(self, session_id: str, terminal_id: str, status: ExitStatus) -> None:
-        if session_id not in self.hub.sessions:
+        if session_id not in self.sessions:
             return
-        self.hub.terminals.set_exit_status(
+        self.terminal_store.set_exit_status(
             session_id, terminal_id, exit_code=status.exit_code, signal=status.signal
         )
-        self.hub.pump.poke()
+        self.pump.poke()
 
     def _terminal_id(self, params: Any, cls: type[TerminalRequest]) -> tuple[Session, str]:
         request = _decode(params, cls)
@@ -538,8 +567,8 @@ class AgentRequests:
                 session.id, command, args, env, cwd, _given(request.output_byte_limit)
             )
         shown = " ".join([command, *args])
-        self.hub.terminals.open_client_terminal(session.id, terminal_id, command=shown, cwd=cwd)
-        self.hub.pump.poke()
+        self.terminal_store.open_client_terminal(session.id, terminal_id, command=shown, cwd=cwd)
+        self.pump.poke()
         return {"terminalId": terminal_id}
 
     async def terminal_output(self, params: Any) -> dict[str, Any]:
@@ -563,8 +592,8 @@ class AgentRequests:
         session, terminal_id = self._terminal_id(params, ReleaseTerminalRequest)
         with _terminal_errors():
             await self._terminals_of(session.agent).release(session.id, terminal_id)
-        self.hub.terminals.release(session.id, terminal_id)
-        self.hub.pump.poke()
+        self.terminal_store.release(session.id, terminal_id)
+        self.pump.poke()
         return {}
 
     async def close_all(self, agent: str) -> None:

@@ -22,7 +22,7 @@ from acpls.editor import messages as msg
 
 if TYPE_CHECKING:
     from acpls.acp.connection import AgentConnection
-    from acpls.core.parts import CoreParts as Hub
+    from acpls.core.parts import AgentsPart
 
 logger = logging.getLogger(__name__)
 
@@ -57,8 +57,9 @@ def env_vars(method: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 class SignIn:
-    def __init__(self, hub: Hub) -> None:
-        self.hub = hub
+    def __init__(self, editor: ports.EditorPort, agents: AgentsPart) -> None:
+        self.editor = editor
+        self.agents = agents  # their specs and processes: a sign-in may restart one
         # Variables the user gave for `env_var` methods, by agent name: part of that agent's
         # environment from its next start on (in memory only; the editor keeps them where it
         # keeps secrets). One agent's answers never reach another agent.
@@ -84,7 +85,7 @@ class SignIn:
 
     def _already_set(self, agent: str, method: Mapping[str, Any]) -> bool:
         wanted = [v["name"] for v in env_vars(method) if not v["optional"]]
-        have = {**self.hub.agent_env(self.hub.agent_spec(agent)), **self.env_for(agent)}
+        have = {**self.agents.agent_env(self.agents.agent_spec(agent)), **self.env_for(agent)}
         return bool(wanted) and all(have.get(name) for name in wanted)
 
     async def _agent(self, conn: AgentConnection, method_id: str) -> bool:
@@ -93,7 +94,7 @@ class SignIn:
             await conn.request(name, {"methodId": method_id})
         except AcpError as exc:
             message = f"acpls: sign-in failed: {exc.message}"
-            self.hub.editor.show_message(ports.MESSAGE_ERROR, message)
+            self.editor.show_message(ports.MESSAGE_ERROR, message)
             return False
         return True
 
@@ -102,9 +103,9 @@ class SignIn:
         args = [a for a in method.get("args") or [] if isinstance(a, str)]
         raw_env = method.get("env")
         env = raw_env if isinstance(raw_env, dict) else {}
-        argv = [*self.hub.agent_spec(agent).argv, *args]
-        if not self.hub.editor.custom_mode:
-            self.hub.editor.show_message(
+        argv = [*self.agents.agent_spec(agent).argv, *args]
+        if not self.editor.custom_mode:
+            self.editor.show_message(
                 ports.MESSAGE_WARNING,
                 "acpls: sign in by running this in a terminal, then try again: " + " ".join(argv),
             )
@@ -114,22 +115,22 @@ class SignIn:
             "name": method.get("name") or method_id,
             "command": argv,
             "env": {**self.env_for(agent), **{k: str(v) for k, v in env.items()}},
-            "cwd": self.hub.workspace_root(),
+            "cwd": self.agents.workspace_root(),
         }
         msg_id = f"acpls-login-{uuid.uuid4().hex[:12]}"
-        result = await self.hub.editor.request(RUN_LOGIN, params, msg_id)
+        result = await self.editor.request(RUN_LOGIN, params, msg_id)
         # The login program stored the credentials where the agent reads them: a new agent
         # process picks them up.
         done = isinstance(result, dict) and result.get("exitCode") == 0
         if done:
-            await self.hub.restart_agent(agent)
+            await self.agents.restart_agent(agent)
         return done
 
     async def _env_var(self, agent: str, method: Mapping[str, Any], method_id: str) -> bool:
         wanted = env_vars(method)
-        if not wanted or not self.hub.editor.custom_mode:
+        if not wanted or not self.editor.custom_mode:
             names = ", ".join(v["name"] for v in wanted) or "the variables it names"
-            self.hub.editor.show_message(
+            self.editor.show_message(
                 ports.MESSAGE_WARNING,
                 f"acpls: set {names} in the agent's env (setting `agent`), then try again.",
             )
@@ -142,17 +143,17 @@ class SignIn:
             **({"link": method["link"]} if isinstance(method.get("link"), str) else {}),
         }
         msg_id = f"acpls-authenv-{uuid.uuid4().hex[:12]}"
-        result = await self.hub.editor.request(AUTH_ENV, params, msg_id)
+        result = await self.editor.request(AUTH_ENV, params, msg_id)
         values = result.get("values") if isinstance(result, dict) else None
         if not isinstance(values, dict):
             return False
         given = {k: v for k, v in values.items() if isinstance(k, str) and isinstance(v, str)}
         missing = [v["name"] for v in wanted if not v["optional"] and not given.get(v["name"])]
         if missing:
-            self.hub.editor.show_message(
+            self.editor.show_message(
                 ports.MESSAGE_ERROR, f"acpls: sign-in needs {', '.join(missing)}"
             )
             return False
         self.env_for(agent).update(given)
-        await self.hub.restart_agent(agent)  # the agent reads its environment when it starts
-        return await self._agent(await self.hub.agent(agent), method_id)
+        await self.agents.restart_agent(agent)  # the agent reads its environment when it starts
+        return await self._agent(await self.agents.agent(agent), method_id)

@@ -21,7 +21,7 @@ import os
 import posixpath
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from acpls.core import ports
 from acpls.core.errors import CommandError
@@ -49,8 +49,42 @@ from acpls.translate.transcript_lenses import lenses
 from acpls.translate.uris import uri_to_path
 
 if TYPE_CHECKING:
-    from acpls.core.parts import CoreParts as Hub
+    from collections.abc import Mapping
+
+    from acpls.acp.connection import AgentConnection
+    from acpls.core.parts import RouterPart
     from acpls.core.session import Session
+    from acpls.registry.spec import AgentSpec
+    from acpls.settings import Settings
+    from acpls.supervisor import TaskSupervisor
+
+
+class CheckpointsHub(Protocol):
+    """What checkpoints ask of the hub: the settings (checkpoints, fork, limits, MCP servers),
+    whose transcript a file is, and the sessions to fork into or continue in."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def router(self) -> RouterPart: ...
+
+    def connection_of(self, agent: str | None) -> AgentConnection | None: ...
+
+    async def agent(self, name: Any = None) -> AgentConnection: ...
+
+    def agent_spec(self, agent: Any = None) -> AgentSpec: ...
+
+    async def new_session(self, cwd: str | None = None, agent: Any = None) -> Session: ...
+
+    async def load_session(
+        self, session_id: str, cwd: str | None = None, *, replay: bool = True, agent: Any = None
+    ) -> Session: ...
+
+    def adopt_session(
+        self, session_id: str, cwd: str, response: dict[str, Any], conn: AgentConnection
+    ) -> Session: ...
+
 
 logger = logging.getLogger(__name__)
 
@@ -65,7 +99,20 @@ def _continued(session: Session, via: str, prompt: str) -> dict[str, Any]:
 
 
 class CheckpointController:
-    def __init__(self, hub: Hub) -> None:
+    def __init__(
+        self,
+        editor: ports.EditorPort,
+        sessions: Mapping[str, Session],
+        tasks: TaskSupervisor,
+        state_dir: Path,
+        environ: Mapping[str, str],
+        hub: CheckpointsHub,
+    ) -> None:
+        self.editor = editor
+        self.sessions = sessions  # the registry's, read only
+        self.tasks = tasks
+        self.state_dir = state_dir  # the snapshot stores and checkpoints.json
+        self.environ = environ  # git's environment
         self.hub = hub
         self._stores: dict[str, SnapshotStore] = {}
         self._log: CheckpointLog | None = None
@@ -89,21 +136,21 @@ class CheckpointController:
 
     # -- stores and the log ----------------------------------------------------------------------
     def _roots(self) -> list[str]:
-        return [r for r in self.hub.editor.workspace_roots if os.path.isdir(r)]
+        return [r for r in self.editor.workspace_roots if os.path.isdir(r)]
 
     def _store(self, root: str) -> SnapshotStore:
         settings = self.hub.settings
         limits = Limits(settings.checkpoint_max_file_bytes, settings.checkpoint_binary_budget_bytes)
         store = self._stores.get(root)
         if store is None:
-            store = SnapshotStore(root, self.hub.state_dir, limits=limits, environ=self.hub.environ)
+            store = SnapshotStore(root, self.state_dir, limits=limits, environ=self.environ)
             self._stores[root] = store
         store.limits = limits
         return store
 
     def log(self) -> CheckpointLog:
         roots = self._roots()
-        path = store_dir_for(self.hub.state_dir, roots[0]) / "checkpoints.json" if roots else None
+        path = store_dir_for(self.state_dir, roots[0]) / "checkpoints.json" if roots else None
         if self._log is None or path != self._log_path:
             self._log_path = path
             self._log = CheckpointLog()
@@ -131,7 +178,7 @@ class CheckpointController:
         if not roots:
             return None
         buffers: dict[str, str] = {}
-        for uri, text in self.hub.editor.open_documents().items():
+        for uri, text in self.editor.open_documents().items():
             try:
                 buffers[uri_to_path(uri)] = text
             except ValueError:
@@ -155,7 +202,7 @@ class CheckpointController:
         logger.warning("%s", text)
         if not self._warned:
             self._warned = True
-            self.hub.editor.show_message(ports.MESSAGE_WARNING, text)
+            self.editor.show_message(ports.MESSAGE_WARNING, text)
 
     async def turn_started(
         self, session: Session, prompt: str, blocks: list[dict[str, Any]] | None = None
@@ -246,7 +293,7 @@ class CheckpointController:
             return
         if not self.hub.settings.checkpoint_fork:
             return
-        self._forks[session.id] = self.hub.tasks.spawn(
+        self._forks[session.id] = self.tasks.spawn(
             f"checkpoint-fork:{session.id}", self._fork(conn, session, checkpoint)
         )
 
@@ -318,7 +365,7 @@ class CheckpointController:
         reaches it); None (the default agent) for checkpoints recorded before agents were.
         A recorded agent acpls cannot start by its name is an error naming it, never a silent
         switch to another agent."""
-        origin = self.hub.sessions.get(target.session_id or "")
+        origin = self.sessions.get(target.session_id or "")
         agent = (origin.agent if origin is not None else target.agent) or None
         if agent is None:
             return None
@@ -373,7 +420,7 @@ class CheckpointController:
     def _schedule_prune(self) -> None:
         if self._pruning is not None and not self._pruning.done():
             return
-        self._pruning = self.hub.tasks.spawn("checkpoints-prune", self._prune())
+        self._pruning = self.tasks.spawn("checkpoints-prune", self._prune())
 
     async def _prune(self) -> None:
         settings = self.hub.settings
@@ -436,7 +483,7 @@ class CheckpointController:
         self, checkpoint_id: Any, preview: bool, include_unsaved: list[str]
     ) -> dict[str, Any]:
         target = self.find(checkpoint_id)
-        busy = [s.id for s in self.hub.sessions.values() if s.turn is not None]
+        busy = [s.id for s in self.sessions.values() if s.turn is not None]
         if busy:
             raise CommandError(f"a turn is running in session {busy[0]}: cancel it first")
         label = f"Restore to before turn {target.turn}: {target.title()}"
@@ -505,7 +552,7 @@ class CheckpointController:
         skipped = list(plan.skipped)
         if plan.document_changes:
             edit = workspace_edit(plan, label, preview)
-            applied, reason = await self.hub.editor.apply_edit(edit, label)
+            applied, reason = await self.editor.apply_edit(edit, label)
             if not applied:
                 why = f"the editor did not apply the edit: {reason or 'declined'}"
                 skipped += [{"path": p, "reason": why} for p in plan.edited]

@@ -25,8 +25,12 @@ from acpls.translate import elicitation as q
 from acpls.translate.uris import path_to_uri, uri_to_path
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from acpls.acp.connection import AgentConnection
-    from acpls.core.parts import CoreParts as Hub
+    from acpls.core.ports import EditorPort
+    from acpls.core.session import Session
+    from acpls.supervisor import TaskSupervisor
 
 logger = logging.getLogger(__name__)
 
@@ -51,8 +55,17 @@ class OpenQuestion:
 
 
 class Questions:
-    def __init__(self, hub: Hub) -> None:
-        self.hub = hub
+    def __init__(
+        self,
+        editor: EditorPort,
+        sessions: Mapping[str, Session],
+        tasks: TaskSupervisor,
+        state_dir: Path,
+    ) -> None:
+        self.editor = editor
+        self.sessions = sessions  # the registry's, read only
+        self.tasks = tasks
+        self.state_dir = state_dir  # questions/: the JSON forms generic editors fill in
         self._keys = itertools.count(1)
         self._open: dict[int, OpenQuestion] = {}
 
@@ -72,7 +85,7 @@ class Questions:
             question = q.parse_request(params)
         except q.InvalidQuestion as exc:
             raise AcpError(INVALID_PARAMS, str(exc)) from exc
-        session = self.hub.sessions.get(question.session_id) if question.session_id else None
+        session = self.sessions.get(question.session_id) if question.session_id else None
         if session is not None and session.turn is not None and session.turn.cancel_requested:
             return q.answer(q.CANCEL)  # the user cancelled the turn this question belongs to
         if len(self._open) >= MAX_OPEN_QUESTIONS:
@@ -81,7 +94,7 @@ class Questions:
         loop = asyncio.get_running_loop()
         pending = OpenQuestion(next(self._keys), question, loop.create_future())
         self._open[pending.key] = pending
-        asker = self.hub.tasks.spawn(f"question:{pending.key}", self._ask(pending))
+        asker = self.tasks.spawn(f"question:{pending.key}", self._ask(pending))
         try:
             return await asyncio.shield(pending.answer)
         except asyncio.CancelledError:
@@ -99,7 +112,7 @@ class Questions:
         if not asker.done():
             asker.cancel()
             if pending.editor_msg_id is not None:
-                self.hub.editor.cancel_request(pending.editor_msg_id)
+                self.editor.cancel_request(pending.editor_msg_id)
         if pending.form_path is not None:
             try:
                 pending.form_path.unlink(missing_ok=True)
@@ -115,8 +128,8 @@ class Questions:
         match = next(
             (p for p in self._open.values() if p.question.elicitation_id == elicitation_id), None
         )
-        if self.hub.editor.custom_mode:
-            self.hub.editor.notify(
+        if self.editor.custom_mode:
+            self.editor.notify(
                 msg.ELICITATION_COMPLETE,
                 msg.ElicitationCompleteParams(
                     elicitationId=elicitation_id,
@@ -136,7 +149,7 @@ class Questions:
     # -- asking ------------------------------------------------------------------------------------
     async def _ask(self, pending: OpenQuestion) -> None:
         try:
-            if self.hub.editor.custom_mode:
+            if self.editor.custom_mode:
                 result = await self._ask_custom(pending)
             elif pending.question.mode == "url":
                 result = await self._ask_url(pending)
@@ -169,7 +182,7 @@ class Questions:
                 url=question.url,
                 requestId=pending.editor_msg_id,
             )
-            result = await self.hub.editor.request(msg.ELICITATION, params, pending.editor_msg_id)
+            result = await self.editor.request(msg.ELICITATION, params, pending.editor_msg_id)
             pending.editor_msg_id = None
             action, content = _editor_answer(result)
             if action != "accept" or question.mode != "form":
@@ -186,7 +199,7 @@ class Questions:
         self, pending: OpenQuestion, level: int, text: str, actions: list[str]
     ) -> str | None:
         pending.editor_msg_id = f"acpls-question-{uuid.uuid4().hex[:12]}"
-        choice = await self.hub.editor.show_message_request(
+        choice = await self.editor.show_message_request(
             level, text, actions, msg_id=pending.editor_msg_id
         )
         pending.editor_msg_id = None
@@ -195,9 +208,9 @@ class Questions:
     async def _ask_url(self, pending: OpenQuestion) -> dict[str, Any]:
         question = pending.question
         url = question.url or ""
-        opened = q.openable(url) and await self.hub.editor.open_external(url)
+        opened = q.openable(url) and await self.editor.open_external(url)
         if not opened:
-            self.hub.editor.show_message(
+            self.editor.show_message(
                 ports.MESSAGE_INFO, f"acpls: the agent asks you to open {url}\n{question.message}"
             )
         text = f"{question.message}\n\n{url}\nChoose {DONE} when you have finished there."
@@ -221,7 +234,7 @@ class Questions:
         return q.answer("accept", fitted)
 
     async def _ask_with_file(self, pending: OpenQuestion) -> dict[str, Any]:
-        directory = self.hub.state_dir / "questions"
+        directory = self.state_dir / "questions"
         directory.mkdir(parents=True, exist_ok=True)
         path = directory / f"question-{pending.key}-{uuid.uuid4().hex[:8]}.json"
         text = q.form_file_text(pending.question, pending.question.schema, [])
@@ -229,10 +242,10 @@ class Questions:
             handle.write(text)
         pending.form_path = path
         uri = path_to_uri(str(path))
-        if self.hub.editor.supports_show_document:
-            await self.hub.editor.show_document(uri, None, take_focus=True)
+        if self.editor.supports_show_document:
+            await self.editor.show_document(uri, None, take_focus=True)
         else:
-            self.hub.editor.show_message(
+            self.editor.show_message(
                 ports.MESSAGE_INFO,
                 f"acpls: the agent asks a question: fill in and save {path} to answer",
             )
@@ -265,7 +278,7 @@ class Questions:
             try:
                 text = pending.form_path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
-                self.hub.editor.show_message(
+                self.editor.show_message(
                     ports.MESSAGE_WARNING, f"acpls: cannot read the answer: {exc}"
                 )
                 return True
@@ -282,7 +295,7 @@ class Questions:
         return True
 
     def _misfit(self, problems: list[str]) -> None:
-        self.hub.editor.show_message(
+        self.editor.show_message(
             ports.MESSAGE_WARNING,
             "acpls: the answer does not fit the agent's question; fix it and save again: "
             + "; ".join(problems),

@@ -23,12 +23,20 @@ from acpls.acp.connection import AgentConnection
 from acpls.acp.errors import AUTH_REQUIRED, INTERNAL_ERROR, AcpError
 from acpls.acp.process import AgentStartError
 from acpls.core import ports
+from acpls.core.agent_requests import AgentRequests
 from acpls.core.agent_slots import AgentSlot, guard_sessions
+from acpls.core.agents import AgentCatalog
+from acpls.core.auth import SignIn
+from acpls.core.checkpoints import CheckpointController
+from acpls.core.elicitation import Questions
 from acpls.core.errors import CommandError
 from acpls.core.follow import FollowController
 from acpls.core.mentions import mention_blocks
 from acpls.core.pump import FlushScheduler, MessageBudget
+from acpls.core.review import ReviewController
+from acpls.core.routing import UpdateRouter
 from acpls.core.session import Session, Turn
+from acpls.core.session_admin import SessionAdmin
 from acpls.core.sessions import SessionRegistry
 from acpls.editor import messages as msg
 from acpls.flow import FlowGate
@@ -88,23 +96,41 @@ class Hub:
         self._slots: dict[str, AgentSlot] = {}  # one per agent name (core/agent_slots.py)
         self._closing = False
         self.pump = FlushScheduler(self._flush)
-        # Imported here to keep the modules' import graph one-directional.
-        from acpls.core.agent_requests import AgentRequests
-        from acpls.core.checkpoints import CheckpointController
-        from acpls.core.elicitation import Questions
-        from acpls.core.review import ReviewController
-        from acpls.core.routing import UpdateRouter
-
-        self.router = UpdateRouter(self)
-        self.agent_requests = AgentRequests(self)
-        self.review = ReviewController(self)
-        self.checkpoints = CheckpointController(self)
-        self.questions = Questions(self)
-        from acpls.core.auth import SignIn
-
-        self.sign_in = SignIn(self)
-        from acpls.core.agents import AgentCatalog
-
+        # Each controller is handed the parts it uses; what it asks of the hub itself is a small
+        # protocol in its module. Built in this order so each peer exists before its users.
+        self.checkpoints = CheckpointController(
+            editor, self.sessions, self.tasks, self.state_dir, self.environ, self
+        )
+        self.review = ReviewController(
+            editor, self.sessions, self.tasks, self.follow, baselines=self.checkpoints
+        )
+        self.router = UpdateRouter(
+            editor,
+            self.sessions,
+            self.pump,
+            self.terminals,
+            self.follow,
+            self.review,
+            self.tasks,
+            self.state_dir,
+            self,
+        )
+        self.agent_requests = AgentRequests(
+            editor,
+            self.sessions,
+            self.pump,
+            self.terminals,
+            self.follow,
+            self.router,
+            self.review,
+            self.tasks,
+            self.state_dir,
+            self.environ,
+            self,
+        )
+        self.questions = Questions(editor, self.sessions, self.tasks, self.state_dir)
+        self.sign_in = SignIn(editor, self)
+        self.admin = SessionAdmin(editor, self.registry, self)
         self.catalog = AgentCatalog(self.environ, self.settings.registry_url, tasks=self.tasks)
         self._register_closers()
 

@@ -7,19 +7,56 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from acpls.translate import mentions as tm
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from acpls.acp.connection import AgentConnection
-    from acpls.core.parts import CoreParts as Hub
+    from acpls.core.parts import RouterPart
+    from acpls.core.ports import EditorPort
+    from acpls.core.session import Session
+    from acpls.settings import Settings
+    from acpls.translate.terminals import TerminalStore
+
+
+class MentionSources(Protocol):
+    """What mentions read: buffers and the disk, terminals, sessions and their transcripts
+    (live through the router, stored under `state_dir`), and the embedding limits."""
+
+    @property
+    def editor(self) -> EditorPort: ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def terminals(self) -> TerminalStore: ...
+
+    @property
+    def state_dir(self) -> Path: ...
+
+    @property
+    def router(self) -> RouterPart: ...
+
+    def session(self, session_id: Any) -> Session | None: ...
+
+    def agent_name_of(self, conn: AgentConnection) -> str: ...
+
+    def path_of(self, uri: str) -> str: ...
+
+    def session_summaries(self) -> dict[str, Any]: ...
+
+    def workspace_root(self) -> str: ...
+
 
 logger = logging.getLogger(__name__)
 
 
 def mention_blocks(
-    hub: Hub, conn: AgentConnection, mentions: list[tm.Mention]
+    hub: MentionSources, conn: AgentConnection, mentions: list[tm.Mention]
 ) -> list[dict[str, Any]]:
     embedded = bool(conn.prompt_capability("embeddedContext"))
     image_ok = bool(conn.prompt_capability("image"))
@@ -29,7 +66,7 @@ def mention_blocks(
 
 
 def _block(
-    hub: Hub, mention: tm.Mention, embedded: bool, limit: int, image_ok: bool, agent: str
+    hub: MentionSources, mention: tm.Mention, embedded: bool, limit: int, image_ok: bool, agent: str
 ) -> dict[str, Any]:
     if mention.kind == "diagnostics":
         names = {uri: _name(hub, uri) for uri, _ in mention.diagnostics}
@@ -54,7 +91,7 @@ def _block(
     return tm.resource_block(uri, name, text, embedded=embedded, max_bytes=limit)
 
 
-def document_text(hub: Hub, uri: str) -> str:
+def document_text(hub: MentionSources, uri: str) -> str:
     """The editor's buffer (unsaved changes included) or else the file on disk."""
     text = hub.editor.document_text(uri)
     if text is not None:
@@ -68,14 +105,14 @@ def document_text(hub: Hub, uri: str) -> str:
         raise CommandError(f"cannot read {uri}: {exc.strerror}") from exc
 
 
-def _name(hub: Hub, uri: str) -> str:
+def _name(hub: MentionSources, uri: str) -> str:
     try:
         return hub.path_of(uri).rsplit("/", 1)[-1]
     except Exception:
         return uri
 
 
-def _terminal(hub: Hub, mention: tm.Mention) -> dict[str, Any]:
+def _terminal(hub: MentionSources, mention: tm.Mention) -> dict[str, Any]:
     from acpls.core.errors import CommandError
 
     assert mention.terminal_id is not None
@@ -88,7 +125,9 @@ def _terminal(hub: Hub, mention: tm.Mention) -> dict[str, Any]:
     return tm.terminal_block(command, output, truncated)
 
 
-def _session(hub: Hub, mention: tm.Mention, embedded: bool, limit: int) -> dict[str, Any]:
+def _session(
+    hub: MentionSources, mention: tm.Mention, embedded: bool, limit: int
+) -> dict[str, Any]:
     from acpls.core.errors import CommandError
 
     try:
@@ -104,7 +143,9 @@ def _session(hub: Hub, mention: tm.Mention, embedded: bool, limit: int) -> dict[
     return tm.session_block(uri, title, transcript, embedded=embedded, max_bytes=limit)
 
 
-def _stored_session(hub: Hub, mention: tm.Mention, embedded: bool, limit: int) -> dict[str, Any]:
+def _stored_session(
+    hub: MentionSources, mention: tm.Mention, embedded: bool, limit: int
+) -> dict[str, Any]:
     from acpls.core.errors import CommandError
     from acpls.services.transcript import stored_transcript
     from acpls.translate.uris import path_to_uri
@@ -122,7 +163,7 @@ def _stored_session(hub: Hub, mention: tm.Mention, embedded: bool, limit: int) -
     return tm.session_block(path_to_uri(str(path)), title, text, embedded=embedded, max_bytes=limit)
 
 
-def _image(hub: Hub, mention: tm.Mention, image_ok: bool, agent: str) -> dict[str, Any]:
+def _image(hub: MentionSources, mention: tm.Mention, image_ok: bool, agent: str) -> dict[str, Any]:
     """An image file or pasted image data, checked against what the agent takes and the size
     limit before anything is sent."""
     import base64
@@ -170,7 +211,7 @@ def _too_big(what: str, size: int, limit: int) -> str:
     )
 
 
-async def mention_candidates(hub: Hub, query: str, limit: int) -> dict[str, Any]:
+async def mention_candidates(hub: MentionSources, query: str, limit: int) -> dict[str, Any]:
     """`acpls.mentionCandidates`: files of the workspace folders matching `query` (fuzzy,
     .gitignore respected) and the open sessions, for @-mention completion."""
     from acpls.services.workspace_files import workspace_files

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from acpls.translate.uris import path_to_uri
+
 MESSAGE_ERROR = 1
 MESSAGE_WARNING = 2
 MESSAGE_INFO = 3
@@ -80,3 +82,20 @@ class EditorPort(Protocol):
     def document_text(self, uri: str) -> str | None:
         """The editor's synced text of an open document (unsaved changes included)."""
         ...
+
+
+def current_text(editor: EditorPort, path: str) -> str | None:
+    """`path`'s text as the user sees it: the editor's buffer when it is open (unsaved edits
+    included), else the disk's; None when neither can be read as UTF-8."""
+    try:
+        uri = path_to_uri(path)
+    except ValueError:
+        return None
+    text = editor.document_text(uri)
+    if text is not None:
+        return text
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            return handle.read()
+    except (OSError, UnicodeDecodeError):
+        return None

@@ -45,8 +45,12 @@ from acpls.translate.text_edits import minimal_line_edits
 from acpls.translate.uris import path_to_uri, uri_to_path
 
 if TYPE_CHECKING:
-    from acpls.core.parts import CoreParts as Hub
+    from collections.abc import Mapping
+
+    from acpls.core.follow import FollowController
+    from acpls.core.parts import BaselinesPart
     from acpls.core.session import Session
+    from acpls.supervisor import TaskSupervisor
 
 logger = logging.getLogger(__name__)
 
@@ -62,8 +66,19 @@ _UNKNOWN = object()
 
 
 class ReviewController:
-    def __init__(self, hub: Hub) -> None:
-        self.hub = hub
+    def __init__(
+        self,
+        editor: ports.EditorPort,
+        sessions: Mapping[str, Session],
+        tasks: TaskSupervisor,
+        follow: FollowController,
+        baselines: BaselinesPart,
+    ) -> None:
+        self.editor = editor
+        self.sessions = sessions  # the registry's, read only: whose turns are running
+        self.tasks = tasks
+        self.follow = follow  # an agent's disk write is followed like its edits
+        self.baselines = baselines  # the checkpoint's text of a file the watcher cannot vouch for
         self.store = ReviewStore()
         self._watch: _Watch | None = None
         self._sent_revision = 0
@@ -75,13 +90,13 @@ class ReviewController:
     async def turn_started(self, session: Session) -> None:
         if self._watch is not None and self._watch.watcher.running:
             return  # one watcher for the workspace, whichever session's turn started it
-        roots = self.hub.editor.workspace_roots
+        roots = self.editor.workspace_roots
         if not roots:
             return
         watch = _Watch(session)
         watcher = TurnWatcher(roots, lambda change: self._disk_changed(watch, change))
         watch.watcher = watcher
-        for uri, text in self.hub.editor.open_documents().items():
+        for uri, text in self.editor.open_documents().items():
             try:
                 path = uri_to_path(uri)
             except ValueError:
@@ -100,7 +115,7 @@ class ReviewController:
         watch = self._watch
         if watch is None or watch.session is not session:
             return
-        others = [s for s in self.hub.sessions.values() if s.turn is not None and s is not session]
+        others = [s for s in self.sessions.values() if s.turn is not None and s is not session]
         if others:
             watch.session = others[0]
             return
@@ -117,7 +132,7 @@ class ReviewController:
         watch = self._watch
         if watch is None or watch.session is not session:
             return
-        others = [s for s in self.hub.sessions.values() if s.turn is not None]
+        others = [s for s in self.sessions.values() if s.turn is not None]
         if others:
             watch.session = others[0]
 
@@ -176,7 +191,7 @@ class ReviewController:
         has already recorded that text: a buffer the editor has not reloaded yet must not undo
         it (its later reload would then be taken for the user's edit, and the agent's change
         would vanish from the review)."""
-        text = self.hub.agent_requests.current_text(path)
+        text = ports.current_text(self.editor, path)
         recorded = self.store.current_text(path)
         if text != recorded and recorded == _read_disk(path):
             return recorded
@@ -194,7 +209,7 @@ class ReviewController:
             if known is not None:
                 self.store.baseline(path, known.text, session_id=session.id)
                 return
-        current = self.hub.agent_requests.current_text(path)
+        current = ports.current_text(self.editor, path)
         full = next((t for t in diff.texts if t.path == path), None)
         if full is None:  # v2: the diff arrives before the agent writes (it asks first)
             self.store.baseline(path, current, session_id=session.id)
@@ -221,7 +236,7 @@ class ReviewController:
             known, before = baseline.known, baseline.text
             if not known:
                 # The checkpoint taken before this turn holds the files git cannot vouch for.
-                known, before = await self.hub.checkpoints.text_before_turn(session_id, path)
+                known, before = await self.baselines.text_before_turn(session_id, path)
             if known:
                 store.baseline(path, before, session_id=session_id)
                 store.changed(path, text)
@@ -234,7 +249,7 @@ class ReviewController:
         self.publish()
         if session.top_level and text is not None:
             line = self._first_changed_line(path)
-            self.hub.follow.move(FollowTarget(session.id, "disk", path, line, "edit"))
+            self.follow.move(FollowTarget(session.id, "disk", path, line, "edit"))
 
     # -- an agent's disk write under a buffer with unsaved changes ---------------------------------
     def _check_unsaved(self, watch: _Watch, change: DiskChange) -> None:
@@ -260,7 +275,7 @@ class ReviewController:
         if buffer in (now, before):
             return  # no unsaved changes, or the buffer already holds the agent's text
         self._asking.add(path)
-        self.hub.tasks.spawn(
+        self.tasks.spawn(
             f"unsaved-conflict:{path}", self._ask_disk_write(watch.session.id, path, buffer, now)
         )
 
@@ -273,7 +288,7 @@ class ReviewController:
         found = self._open_buffer(path)
         if found is None or found[1] == before:
             return  # no buffer, or no unsaved changes in it (the file is in review)
-        self.hub.editor.show_message(
+        self.editor.show_message(
             ports.MESSAGE_WARNING,
             f"acpls: the agent deleted {path} on disk while the editor holds unsaved changes in "
             "it. Your text stays in the editor: save it to write the file again.",
@@ -308,7 +323,7 @@ class ReviewController:
 
     def _open_buffer(self, path: str) -> tuple[str, str] | None:
         """(URI, text) of the editor's open document of `path` (a real path), if any."""
-        for uri, text in self.hub.editor.open_documents().items():
+        for uri, text in self.editor.open_documents().items():
             try:
                 if os.path.realpath(uri_to_path(uri)) == path:
                     return uri, text
@@ -344,16 +359,16 @@ class ReviewController:
         change = {"textDocument": {"uri": uri, "version": None}, "edits": edits}
         if not self.store.is_tracked(path):
             self.store.baseline(path, buffer, session_id=session_id)
-        applied, reason = await self.hub.editor.apply_edit(
+        applied, reason = await self.editor.apply_edit(
             {"documentChanges": [change]}, f"Take the agent's {path}"
         )
         if applied:
             self.store.changed(path, disk)
             self.publish()
         else:
-            self.store.user_edited(path, self.hub.agent_requests.current_text(path))
+            self.store.user_edited(path, ports.current_text(self.editor, path))
             self.publish()
-            self.hub.editor.show_message(
+            self.editor.show_message(
                 ports.MESSAGE_WARNING, f"acpls: the editor did not take the agent's text: {reason}"
             )
 
@@ -369,7 +384,7 @@ class ReviewController:
         except ValueError:
             return
         if self.store.is_tracked(path):
-            self.store.user_edited(path, self.hub.editor.document_text(uri))
+            self.store.user_edited(path, self.editor.document_text(uri))
             self.publish()
 
     # -- commands ----------------------------------------------------------------------------------
@@ -431,7 +446,7 @@ class ReviewController:
         text) must never be taken for the agent's."""
         if not self.store.is_tracked(path):
             return
-        text = self.hub.agent_requests.current_text(path)
+        text = ports.current_text(self.editor, path)
         if text is None and os.path.lexists(path):
             raise CommandError(f"cannot read {path} to check it before rejecting; nothing changed")
         self.store.user_edited(path, text)
@@ -473,7 +488,7 @@ class ReviewController:
     ) -> Choice | None:
         """keep mine / take theirs (the original for `reject`, the agent's for `diskWrite`);
         None when the editor gave no answer (or cannot): the caller then changes nothing."""
-        editor = self.hub.editor
+        editor = self.editor
         if editor.custom_mode and editor.supports("resolveConflict"):
             msg_id = f"acpls-conflict-{uuid.uuid4().hex[:12]}"
             params = msg.ResolveConflictParams(
@@ -525,7 +540,7 @@ class ReviewController:
         )
         target = self._diff_dir / f"{os.path.basename(path)}.{uuid.uuid4().hex[:6]}.diff"
         target.write_text("".join(lines), encoding="utf-8")
-        await self.hub.editor.show_document(target.as_uri(), None, take_focus=True)
+        await self.editor.show_document(target.as_uri(), None, take_focus=True)
 
     def rejected(self, path: str | None) -> dict[str, Any]:
         return {"rejected": [r.to_editor() for r in self.store.rejected(path)]}
@@ -552,16 +567,16 @@ class ReviewController:
             ]
         else:
             changes = [{"kind": "delete", "uri": uri, "options": {"ignoreIfNotExists": True}}]
-        buffer = self.hub.editor.document_text(uri) if reject.operation == "edit" else None
+        buffer = self.editor.document_text(uri) if reject.operation == "edit" else None
         disk = _read_disk(reject.path) if buffer is not None else None
         if self._watch is not None:
             self._watch.watcher.ignore_once(reject.path)
-        applied, reason = await self.hub.editor.apply_edit(
+        applied, reason = await self.editor.apply_edit(
             {"documentChanges": changes}, f"Reject agent change in {reject.path}"
         )
         if not applied:
-            self.store.reject_failed(reject, self.hub.agent_requests.current_text(reject.path))
-            self.hub.editor.show_message(
+            self.store.reject_failed(reject, ports.current_text(self.editor, reject.path))
+            self.editor.show_message(
                 ports.MESSAGE_WARNING, f"acpls: the editor did not undo the change: {reason}"
             )
         elif buffer is not None and disk == buffer:
@@ -574,7 +589,7 @@ class ReviewController:
         gets the buffer's restored text too. Otherwise an editor that counts the restored buffer
         as unchanged (it equals the last saved text) would never save it, and reload the agent's
         text from disk: the rejected change would come back."""
-        restored = self.hub.editor.document_text(uri)
+        restored = self.editor.document_text(uri)
         if restored is None or restored == agents or _read_disk(path) != agents:
             return
         if self._watch is not None:
@@ -583,7 +598,7 @@ class ReviewController:
             with open(path, "w", encoding="utf-8", newline="") as handle:
                 handle.write(restored)
         except OSError as exc:
-            self.hub.editor.show_message(
+            self.editor.show_message(
                 ports.MESSAGE_WARNING,
                 f"acpls: the change is undone in the editor but not on disk ({exc}): save {path}",
             )
@@ -593,8 +608,8 @@ class ReviewController:
         if self.store.revision == self._sent_revision:
             return
         self._sent_revision = self.store.revision
-        if self.hub.editor.custom_mode:
-            self.hub.editor.notify(msg.CHANGES, msg.ChangesParams(**self.store.to_editor()))
+        if self.editor.custom_mode:
+            self.editor.notify(msg.CHANGES, msg.ChangesParams(**self.store.to_editor()))
 
     async def aclose(self) -> None:
         watch, self._watch = self._watch, None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
@@ -23,9 +23,30 @@ from acpls.translate.terminals import OutputBatch
 from acpls.translate.uris import path_to_uri
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+
     from acpls.acp.connection import AgentConnection
-    from acpls.core.parts import CoreParts as Hub
+    from acpls.core.follow import FollowController
+    from acpls.core.parts import ReviewPart
+    from acpls.core.pump import FlushScheduler
     from acpls.core.session import Session
+    from acpls.settings import Settings
+    from acpls.supervisor import TaskSupervisor
+    from acpls.translate.terminals import TerminalStore
+
+
+class RoutingHub(Protocol):
+    """What routing asks of the hub: the settings (follow.subagents, embedding limit, the
+    default agent's name), a context URI's path, and the error a failed v2 turn ends with."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    def path_of(self, uri: str) -> str: ...
+
+    def turn_failure(self, session: Session, error: Mapping[str, Any]) -> CommandError: ...
+
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +65,26 @@ _V1_OUTPUT_META = frozenset({"terminal_output", "terminal_output_delta"})
 
 
 class UpdateRouter:
-    def __init__(self, hub: Hub) -> None:
+    def __init__(
+        self,
+        editor: ports.EditorPort,
+        sessions: Mapping[str, Session],
+        pump: FlushScheduler,
+        terminals: TerminalStore,
+        follow: FollowController,
+        review: ReviewPart,
+        tasks: TaskSupervisor,
+        state_dir: Path,
+        hub: RoutingHub,
+    ) -> None:
+        self.editor = editor
+        self.sessions = sessions  # the registry's, read only
+        self.pump = pump
+        self.terminals = terminals
+        self.follow = follow
+        self.review = review  # sees each tool call's diffs
+        self.tasks = tasks
+        self.state_dir = state_dir  # transcripts
         self.hub = hub
         # Updates for a session id acpls has not registered yet (legal before session/new answers).
         self._early: dict[str, list[dict[str, Any]]] = {}
@@ -60,12 +100,12 @@ class UpdateRouter:
         if not isinstance(session_id, str) or not isinstance(update, dict):
             logger.error("session/update without sessionId or update: %.200r", params)
             return
-        session = self.hub.sessions.get(session_id)
+        session = self.sessions.get(session_id)
         if session is None:
             self._keep_early(session_id, update)
             return
         self.route(session, update)
-        self.hub.pump.poke()
+        self.pump.poke()
 
     def _keep_early(self, session_id: str, update: dict[str, Any]) -> None:
         early = self._early.get(session_id)
@@ -87,7 +127,7 @@ class UpdateRouter:
     def route(self, session: Session, update: dict[str, Any]) -> None:
         session.updates_routed += 1
         kind = update.get("sessionUpdate")
-        terminals = self.hub.terminals
+        terminals = self.terminals
         if kind == "terminal_output_chunk":
             terminal_id, data = update.get("terminalId"), update.get("data")
             if isinstance(terminal_id, str) and isinstance(data, str):
@@ -130,14 +170,14 @@ class UpdateRouter:
     def send_update(self, session: Session, update: dict[str, Any]) -> None:
         """An update acpls itself makes (not the agent's), e.g. an automatic permission answer."""
         self._to_editor(session, update)
-        self.hub.pump.poke()
+        self.pump.poke()
 
     def merge_tool_call(self, session: Session, raw: dict[str, Any]) -> dict[str, Any]:
         """A tool call carried by a permission request is an upsert of that tool call."""
         normalized = session.normalizer.normalize({**raw, "sessionUpdate": "tool_call_update"})
         for editor_update in normalized.editor_updates:
             self._to_editor(session, editor_update)
-        self.hub.pump.poke()
+        self.pump.poke()
         if normalized.tool_call is None:
             return dict(raw)
         self._tool_call_applied(session, normalized.tool_call, raw.get("_meta"))
@@ -160,13 +200,14 @@ class UpdateRouter:
         target = self._follow_target(message)
         if target is not None:
             # A large block takes long enough to handle that no follow timer could fire in it.
-            self.hub.follow.lead(target, urgent=len(block) >= URGENT_BLOCK_BYTES)
+            self.follow.lead(target, urgent=len(block) >= URGENT_BLOCK_BYTES)
 
     def _follow_target(self, message: Any) -> FollowTarget | None:
         params = message.get("params") if isinstance(message, dict) else None
         if not isinstance(params, dict) or message.get("method") != "session/update":
             return None
-        session = self.hub.registry.get(params.get("sessionId"))
+        session_id = params.get("sessionId")
+        session = self.sessions.get(session_id) if isinstance(session_id, str) else None
         update = params.get("update")
         if session is None or not session.top_level or not isinstance(update, dict):
             return None
@@ -197,16 +238,16 @@ class UpdateRouter:
         state = applied.state.to_editor()
         tool_call_id = state.get("toolCallId", "")
         for terminal_id in applied.terminal_ids:
-            self.hub.terminals.set_tool_call(session.id, terminal_id, tool_call_id)
+            self.terminals.set_tool_call(session.id, terminal_id, tool_call_id)
         if isinstance(meta, dict) and any(k.startswith("terminal_") for k in meta):
-            self.hub.terminals.apply_v1_meta(session.id, tool_call_id, meta)
+            self.terminals.apply_v1_meta(session.id, tool_call_id, meta)
         if state.get("status") in ("completed", "failed") and "rawOutput" in state:
             # codex-acp shows a terminal it never sends output for: the output is in rawOutput.
-            self.hub.terminals.fill_from_raw_output(session.id, tool_call_id, state["rawOutput"])
+            self.terminals.fill_from_raw_output(session.id, tool_call_id, state["rawOutput"])
         followed = self.hub.settings.follow_subagents or not is_subagent_tool_call(state)
         if applied.new_locations and session.top_level and followed:
             location = applied.new_locations[-1]
-            self.hub.follow.move(
+            self.follow.move(
                 FollowTarget(
                     session_id=session.id,
                     tool_call_id=tool_call_id,
@@ -215,7 +256,7 @@ class UpdateRouter:
                     kind=state.get("kind"),
                 )
             )
-        self.hub.review.tool_call_seen(session, state, applied.diffs_changed)
+        self.review.tool_call_seen(session, state, applied.diffs_changed)
 
     def _to_editor(self, session: Session, update: dict[str, Any]) -> None:
         kind = update.get("sessionUpdate")
@@ -234,13 +275,13 @@ class UpdateRouter:
             session.config_options = update.get("configOptions")
         elif kind == "available_commands":
             session.available_commands = update.get("availableCommands")
-        if self.hub.editor.custom_mode:
+        if self.editor.custom_mode:
             session.queue.add(update)
         transcript = self._transcripts.get(session.id)
         if transcript is not None:
             warning = transcript.add_update(update)
-            if warning is not None and not self.hub.editor.custom_mode:
-                self.hub.editor.show_message(ports.MESSAGE_WARNING, f"acpls: {warning}")
+            if warning is not None and not self.editor.custom_mode:
+                self.editor.show_message(ports.MESSAGE_WARNING, f"acpls: {warning}")
 
     def _state_changed(self, session: Session, update: dict[str, Any]) -> None:
         turn = session.turn
@@ -261,11 +302,11 @@ class UpdateRouter:
             self._to_editor(session, update)
         if session.id not in self._transcripts:
             self._transcripts[session.id] = Transcript.create(
-                self.hub.state_dir, session.id, session.agent or self.hub.settings.agent.name
+                self.state_dir, session.id, session.agent or self.hub.settings.agent.name
             )
         for update in self._early.pop(session.id, []):
             self.route(session, update)
-        self.hub.pump.poke()
+        self.pump.poke()
 
     def turn_started(self, session: Session, text: str, blocks: list[dict[str, Any]]) -> None:
         transcript = self._transcripts.get(session.id)
@@ -274,7 +315,7 @@ class UpdateRouter:
             self._show_transcript(transcript)
         for update in session.normalizer.user_prompt(blocks) + session.normalizer.begin_turn():
             self._to_editor(session, update)
-        self.hub.pump.poke()
+        self.pump.poke()
 
     def session_of_transcript(self, path: str) -> str | None:
         """The session whose transcript is the file at `path`, if it is one."""
@@ -283,12 +324,12 @@ class UpdateRouter:
     def _show_transcript(self, transcript: Transcript) -> None:
         """Generic mode: each prompt shows the transcript, where a plain LSP editor reads the answer
         (editors/protocol.md section 4)."""
-        editor = self.hub.editor
+        editor = self.editor
         if editor.custom_mode or not editor.supports_show_document:
             return
         transcript.flush()
         uri = path_to_uri(str(transcript.path))
-        self.hub.tasks.spawn("show-transcript", editor.show_document(uri, None))
+        self.tasks.spawn("show-transcript", editor.show_document(uri, None))
 
     def turn_ended(
         self,
@@ -299,23 +340,21 @@ class UpdateRouter:
     ) -> None:
         for update in session.normalizer.end_turn(stop_reason):
             self._to_editor(session, update)
-        self.hub.follow.end_turn()
+        self.follow.end_turn()
         transcript = self._transcripts.get(session.id)
         if transcript is not None:
             transcript.turn_ended(stop_reason, tokens)
-        if not self.hub.editor.custom_mode:
+        if not self.editor.custom_mode:
             first_line = next((ln for ln in reply.splitlines() if ln.strip()), "")
             agent = session.agent or self.hub.settings.agent.name
             summary = f"acpls: {agent} finished ({stop_reason})"
-            self.hub.editor.show_message(
-                3, f"{summary}: {first_line[:200]}" if first_line else summary
-            )
+            self.editor.show_message(3, f"{summary}: {first_line[:200]}" if first_line else summary)
 
     def transcript_uri(self, session: Session) -> str:
         transcript = self._transcripts.get(session.id)
         if transcript is None:
             transcript = Transcript.create(
-                self.hub.state_dir, session.id, session.agent or self.hub.settings.agent.name
+                self.state_dir, session.id, session.agent or self.hub.settings.agent.name
             )
             self._transcripts[session.id] = transcript
             # The mode the session is in (set before the transcript existed).
@@ -329,15 +368,15 @@ class UpdateRouter:
     def replay(self, session: Session, enabled: bool) -> None:
         for update in session.normalizer.replay_mode(enabled):
             self._to_editor(session, update)
-        self.hub.pump.poke()
+        self.pump.poke()
 
     def mode_changed(self, session: Session, mode_id: str) -> None:
         self.route(session, {"sessionUpdate": "current_mode_update", "currentModeId": mode_id})
-        self.hub.pump.poke()
+        self.pump.poke()
 
     def config_changed(self, session: Session, options: list[Any]) -> None:
         self.route(session, {"sessionUpdate": "config_option_update", "configOptions": options})
-        self.hub.pump.poke()
+        self.pump.poke()
 
     def mode_config_id(self, session: Session) -> str | None:
         for option in session.config_options or []:
@@ -358,7 +397,7 @@ class UpdateRouter:
 
     def _context_block(self, item: dict[str, Any], embedded: bool) -> dict[str, Any]:
         uri = item["uri"]
-        text = self.hub.editor.document_text(uri)
+        text = self.editor.document_text(uri)
         path = self.hub.path_of(uri)
         if text is None:
             try:
@@ -378,13 +417,12 @@ class UpdateRouter:
 
     # -- delivery --------------------------------------------------------------------------------
     def flush(self) -> None:
-        hub = self.hub
-        editor = hub.editor
+        editor = self.editor
         if editor.custom_mode:
-            for session in list(hub.sessions.values()):
+            for session in list(self.sessions.values()):
                 self._flush_queue(session.id, session.queue)
             # A terminal's output before the update that ends it (translate/terminals.py).
-            for event in hub.terminals.take_in_order():
+            for event in self.terminals.take_in_order():
                 if isinstance(event, OutputBatch):
                     editor.notify(
                         msg.TERMINAL_OUTPUT,
@@ -398,8 +436,8 @@ class UpdateRouter:
                 else:
                     editor.notify(msg.TERMINAL_UPDATE, msg.TerminalUpdateParams(**event.params))
         else:
-            hub.terminals.take_state_changes()
-            for batch in hub.terminals.take_output():
+            self.terminals.take_state_changes()
+            for batch in self.terminals.take_output():
                 transcript = self._transcripts.get(batch.session_id)
                 if transcript is not None:
                     transcript.terminal_output(batch.terminal_id, batch.text)
@@ -409,7 +447,7 @@ class UpdateRouter:
     def _flush_queue(self, session_id: str, queue: UpdateQueue, *, force: bool = False) -> None:
         if not queue:
             return
-        pump = self.hub.pump
+        pump = self.pump
         if pump.forced or force:
             updates = queue.take()
         else:
@@ -417,7 +455,7 @@ class UpdateRouter:
             updates = queue.take_paced(now)
             if queue:  # over its message budget: the rest goes out when the budget allows
                 pump.wake_at(queue.ready_at(now))
-        editor = self.hub.editor
+        editor = self.editor
         notify = editor.notify
         if len(updates) > 1 and editor.supports("sessionUpdates"):
             # One message per piece instead of one per update: an editor's cost is mostly per

@@ -9,7 +9,7 @@ questions are answered `cancel` to the agent and withdrawn from the editor (cont
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from acpls.acp.transport import INTERNAL_ERROR
 from acpls.core import ports
@@ -17,8 +17,31 @@ from acpls.core.errors import CommandError
 
 if TYPE_CHECKING:
     from acpls.acp.connection import AgentConnection
-    from acpls.core.parts import CoreParts as Hub
     from acpls.core.session import Session
+    from acpls.core.sessions import SessionRegistry
+
+
+class SessionsHub(Protocol):
+    """What session administration asks of the hub: the agents' processes, the sessions it
+    holds, and requests sent with a sign-in when the agent wants one."""
+
+    async def agent(self, name: Any = None) -> AgentConnection: ...
+
+    async def agent_of(self, session: Session) -> AgentConnection: ...
+
+    def agent_name_of(self, conn: AgentConnection) -> str: ...
+
+    def session(self, session_id: Any) -> Session | None: ...
+
+    def adopt_session(
+        self, session_id: str, cwd: str, response: dict[str, Any], conn: AgentConnection
+    ) -> Session: ...
+
+    def lifecycle_params(self, conn: AgentConnection, cwd: str) -> dict[str, Any]: ...
+
+    async def with_auth(self, conn: AgentConnection, method: str, params: Any) -> Any: ...
+
+    def workspace_root(self) -> str: ...
 
 
 def can_close(conn: AgentConnection) -> bool:
@@ -52,7 +75,12 @@ def offers(conn: AgentConnection) -> dict[str, bool]:
 
 
 class SessionAdmin:
-    def __init__(self, hub: Hub) -> None:
+    def __init__(
+        self, editor: ports.EditorPort, registry: SessionRegistry, hub: SessionsHub
+    ) -> None:
+        self.editor = editor
+        self.registry = registry  # closes a session the agent closed or deleted
+        self.sessions = registry.by_id
         self.hub = hub
 
     async def list(
@@ -101,7 +129,7 @@ class SessionAdmin:
         for s in listed:
             label = str(s.get("title") or s["sessionId"])
             labels.append(label if label not in labels else f"{label} ({s['sessionId']})")
-        choice = await self.hub.editor.show_message_request(
+        choice = await self.editor.show_message_request(
             ports.MESSAGE_INFO, f"acpls: {verb} which session?", labels
         )
         if choice not in labels:
@@ -109,7 +137,7 @@ class SessionAdmin:
         return listed[labels.index(choice)]["sessionId"]
 
     def _annotated(self, listed: dict[str, Any], agent: str) -> dict[str, Any]:
-        open_session = self.hub.sessions.get(listed.get("sessionId"))  # type: ignore[arg-type]
+        open_session = self.sessions.get(listed.get("sessionId"))  # type: ignore[arg-type]
         if open_session is None or open_session.agent != agent:
             return listed
         title = open_session.title or listed.get("title")
@@ -118,7 +146,7 @@ class SessionAdmin:
     async def fork(self, session_id: Any, agent: Any = None) -> dict[str, Any]:
         """`session/fork`: a new session with the conversation so far, now the current one. A
         stored session the agent listed can be forked without opening it first."""
-        stored = isinstance(session_id, str) and session_id not in self.hub.sessions
+        stored = isinstance(session_id, str) and session_id not in self.sessions
         session = None if stored else self.hub.session(session_id)
         origin = session.id if session is not None else str(session_id)
         cwd = session.cwd if session is not None else self.hub.workspace_root()
@@ -147,10 +175,10 @@ class SessionAdmin:
 
     def forget(self, session: Session, reason: str) -> None:
         """The session is no longer acpls': the registry's one close (core/sessions.py)."""
-        self.hub.registry.close(session, reason)
+        self.registry.close(session, reason)
 
     async def delete(self, session_id: str, agent: Any = None) -> dict[str, Any]:
-        session = self.hub.sessions.get(session_id)
+        session = self.sessions.get(session_id)
         conn = await (self.hub.agent_of(session) if session else self.hub.agent(agent))
         if not conn.session_capability("delete"):
             raise CommandError("the agent does not delete sessions")

@@ -6,18 +6,32 @@ send it when the turn ends.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from acpls.core.errors import CommandError
 
 if TYPE_CHECKING:
-    from acpls.core.parts import CoreParts as Hub
+    from acpls.acp.connection import AgentConnection
+    from acpls.core.parts import RouterPart
+    from acpls.core.session import Session
+
+
+class SteeringPart(Protocol):
+    """What steering uses: the session, its agent's process, and the router's prompt blocks."""
+
+    @property
+    def router(self) -> RouterPart: ...
+
+    def session(self, session_id: Any) -> Session | None: ...
+
+    async def agent_of(self, session: Session) -> AgentConnection: ...
+
 
 STEER_METHOD = "_session/steering"
 
 
 async def steer(
-    hub: Hub, session_id: Any, text: str, context: list[dict[str, Any]]
+    hub: SteeringPart, session_id: Any, text: str, context: list[dict[str, Any]]
 ) -> dict[str, Any]:
     """`{"outcome": "injected" | "startedNewTurn" | "promptRequired", ...}` as the agent says.
     `promptRequired` (no turn was running) means nothing was sent: the front end sends the text
