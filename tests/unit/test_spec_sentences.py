@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import copy
 
+from acpls.acp.converter import structure
+from acpls.acp.models import RequestPermissionRequest
 from acpls.translate import permissions as perm
 from acpls.translate.session_updates import SessionUpdateNormalizer
 from acpls.translate.terminals import TerminalStore
@@ -22,13 +24,17 @@ OPTIONS = [
 ]
 
 
+def request(options: list[dict]) -> RequestPermissionRequest:
+    return structure({"sessionId": "s", "options": options}, RequestPermissionRequest)
+
+
 def _tool_call_updates(normalizer: SessionUpdateNormalizer, update: dict) -> list[dict]:
     result = normalizer.normalize(update)
     return [u["toolCall"] for u in result.editor_updates if u["sessionUpdate"] == "tool_call"]
 
 
 def test_custom_permission_kinds_must_begin_with_underscore_and_are_offered_unchanged() -> None:
-    offered = perm.valid_options(copy.deepcopy(OPTIONS))
+    offered = perm.offered_options(request(copy.deepcopy(OPTIONS)))
     assert [o["kind"] for o in offered] == ["allow_once", "_acme_escalate", "defer"]
     assert perm.outcome_for_title(offered, "Escalate") == perm.selected("c")
 
@@ -36,7 +42,7 @@ def test_custom_permission_kinds_must_begin_with_underscore_and_are_offered_unch
 def test_clients_that_do_not_understand_a_kind_should_preserve_it_and_treat_it_generically() -> (
     None
 ):
-    offered = perm.valid_options(copy.deepcopy(OPTIONS))
+    offered = perm.offered_options(request(copy.deepcopy(OPTIONS)))
     assert offered[2] == OPTIONS[2]  # the unknown `defer` kind is kept as sent
     assert perm.kind_label("defer") == "defer"  # shown by its own name, as a plain option
     assert perm.outcome_for_option_id(offered, "f") == perm.selected("f")

@@ -505,6 +505,12 @@ def set_config_option_params(
     return unstructure(request)
 
 
+def config_options_of(result: Any) -> list[JsonObject]:
+    """The options of the agent's `session/set_config_option` answer, each the agent's object
+    as sent; `AcpModelError` names the field of an answer that does not fit."""
+    return structure(result, m.SetSessionConfigOptionResponse).config_options
+
+
 def permission_selected(option_id: str) -> JsonObject:
     """`session/request_permission` result for a chosen option."""
     return unstructure(

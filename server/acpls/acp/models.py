@@ -643,6 +643,15 @@ class PromptResponse(AcpModel):
 
 
 @attrs.define(kw_only=True)
+class SetSessionConfigOptionResponse(AcpModel):
+    """The full set of the session's config options after the change, each kept as the agent's
+    object (the editor shows them; acpls reads only the mode option's id and values)."""
+
+    config_options: list[JsonObject]
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
 class RequestPermissionRequest(AcpModel):
     """`session/request_permission`. v1 carries `toolCall`; v2 `title`, `description` and an
     open `subject` (kept raw; `acpls.acp.converter.permission_tool_call` reads the tool call of

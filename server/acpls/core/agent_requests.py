@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from acpls.acp.converter import structure
+from acpls.acp.converter import permission_tool_call, structure, unstructure
 from acpls.acp.models import (
     AcpModelError,
     CreateTerminalRequest,
@@ -23,6 +23,7 @@ from acpls.acp.models import (
     Omitted,
     ReadTextFileRequest,
     ReleaseTerminalRequest,
+    RequestPermissionRequest,
     TerminalOutputRequest,
     WaitForTerminalExitRequest,
     WriteTextFileRequest,
@@ -174,17 +175,20 @@ class AgentRequests:
 
     # -- permission ------------------------------------------------------------------------------
     async def request_permission(self, params: Any) -> dict[str, Any]:
-        session = self._session(params)
-        options = perm.valid_options(params.get("options"))
+        request = _decode(params, RequestPermissionRequest)
+        session = self._session_of(request.session_id)
+        options = perm.offered_options(request)
         if not options:
-            raise AcpError(INVALID_PARAMS, "request_permission needs at least one option")
+            raise AcpError(
+                INVALID_PARAMS, "RequestPermissionRequest.options: at least one option is needed"
+            )
         if session.turn is not None and session.turn.cancel_requested:
             # The user cancelled the turn: a request that comes later is answered at once.
             return perm.cancelled()
         if len(session.pending_permissions) >= self.hub.settings.max_pending_permissions:
             logger.warning("too many pending permission requests; answering cancelled")
             return perm.cancelled()
-        tool_call = self._permission_tool_call(session, params)
+        tool_call = self._permission_tool_call(session, request)
         automatic = self._answer_by_rule(session, tool_call, options)
         if automatic is not None:
             return automatic
@@ -193,7 +197,7 @@ class AgentRequests:
         pending = PendingPermission(request_key=key, options=options, answer=future)
         session.pending_permissions[key] = pending
         asker = self.tasks.spawn(
-            f"permission:{key}", self._ask(session, pending, params, tool_call)
+            f"permission:{key}", self._ask(session, pending, request, tool_call)
         )
         try:
             outcome = await future
@@ -252,29 +256,32 @@ class AgentRequests:
             except OSError as exc:
                 logger.warning("could not save the permission rule: %s", exc)
 
-    def _permission_tool_call(self, session: Session, params: dict[str, Any]) -> dict[str, Any]:
-        """The tool call the request is about, merged with what acpls already knows of it."""
-        raw = params.get("toolCall")
-        subject = params.get("subject")
-        if raw is None and isinstance(subject, dict) and subject.get("type") == "tool_call":
-            raw = subject.get("toolCall")
-        if not isinstance(raw, dict) or not isinstance(raw.get("toolCallId"), str):
-            title = params.get("title") if isinstance(params.get("title"), str) else "permission"
-            return {"toolCallId": "", "title": title}
-        return self.router.merge_tool_call(session, raw)
+    def _permission_tool_call(
+        self, session: Session, request: RequestPermissionRequest
+    ) -> dict[str, Any]:
+        """The tool call the request is about (v1 `toolCall`, or a v2 `tool_call` subject's),
+        merged with what acpls already knows of it; a v2 request about something else (a
+        command, an unknown subject) is shown by its title."""
+        try:
+            call = permission_tool_call(request)
+        except AcpModelError as exc:
+            raise AcpError(INVALID_PARAMS, f"{exc} (in subject.toolCall)") from exc
+        if call is None:
+            return {"toolCallId": "", "title": _given(request.title) or "permission"}
+        return self.router.merge_tool_call(session, unstructure(call))
 
     async def _ask(
         self,
         session: Session,
         pending: PendingPermission,
-        params: dict[str, Any],
+        request: RequestPermissionRequest,
         tool_call: dict[str, Any],
     ) -> None:
         try:
             if self.editor.custom_mode:
-                outcome = await self._ask_custom(session, pending, params, tool_call)
+                outcome = await self._ask_custom(session, pending, request, tool_call)
             else:
-                outcome = await self._ask_generic(pending, params, tool_call)
+                outcome = await self._ask_generic(pending, request, tool_call)
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -293,27 +300,22 @@ class AgentRequests:
         self,
         session: Session,
         pending: PendingPermission,
-        params: dict[str, Any],
+        request: RequestPermissionRequest,
         tool_call: dict[str, Any],
     ) -> dict[str, Any]:
         preview = self._preview(tool_call)
-        title = (
-            params.get("title") if isinstance(params.get("title"), str) else tool_call.get("title")
-        )
-        request = msg.RequestPermissionParams(
+        asked = msg.RequestPermissionParams(
             sessionId=session.id,
             toolCall=tool_call,
             options=pending.options,
-            title=title,
-            description=params.get("description")
-            if isinstance(params.get("description"), str)
-            else None,
-            subject=params.get("subject") if isinstance(params.get("subject"), dict) else None,
+            title=_given(request.title) or tool_call.get("title"),
+            description=_given(request.description),
+            subject=_given(request.subject),
             preview=preview.edit if preview is not None else None,
             previewProblems=(preview.problems or None) if preview is not None else None,
         )
         pending.editor_msg_id = f"acpls-permission-{uuid.uuid4().hex[:12]}"
-        result = await self.editor.request(msg.REQUEST_PERMISSION, request, pending.editor_msg_id)
+        result = await self.editor.request(msg.REQUEST_PERMISSION, asked, pending.editor_msg_id)
         option_id = (
             result.get("optionId")
             if isinstance(result, dict)
@@ -322,16 +324,18 @@ class AgentRequests:
         return perm.outcome_for_option_id(pending.options, option_id)
 
     async def _ask_generic(
-        self, pending: PendingPermission, params: dict[str, Any], tool_call: dict[str, Any]
+        self,
+        pending: PendingPermission,
+        request: RequestPermissionRequest,
+        tool_call: dict[str, Any],
     ) -> dict[str, Any]:
         preview = self._preview(tool_call)
         files = [(f.path, f.added, f.removed) for f in preview.files] if preview else []
-        title = params.get("title") if isinstance(params.get("title"), str) else None
         message = perm.generic_message(
-            title or str(tool_call.get("title") or "tool call"),
+            _given(request.title) or str(tool_call.get("title") or "tool call"),
             tool_call.get("kind") if isinstance(tool_call.get("kind"), str) else None,
             files,
-            params.get("description") if isinstance(params.get("description"), str) else None,
+            _given(request.description),
         )
         options = perm.unique_titles(pending.options)
         pending.options = options

@@ -20,7 +20,9 @@ from typing import Any
 import attrs
 
 from acpls.acp.connection import AgentConnection
+from acpls.acp.converter import config_options_of, set_config_option_params
 from acpls.acp.errors import AUTH_REQUIRED, INTERNAL_ERROR, AcpError
+from acpls.acp.models import AcpModelError
 from acpls.acp.process import AgentStartError
 from acpls.core import ports
 from acpls.core.agent_requests import AgentRequests
@@ -750,17 +752,21 @@ class Hub:
     async def set_config_option(self, session_id: Any, config_id: Any, value: Any) -> dict:
         if not isinstance(config_id, str):
             raise CommandError("configId must be a string")
+        if not isinstance(value, (str, bool)):
+            raise CommandError("value must be a string (the id of a value) or a boolean")
         session = self.session(session_id)
         assert session is not None
         conn = await self.agent_of(session)
-        params: dict[str, Any] = {"sessionId": session.id, "configId": config_id, "value": value}
-        if conn.version == 2 or isinstance(value, bool):
-            params["type"] = "boolean" if isinstance(value, bool) else "id"
+        params = set_config_option_params(conn.version, session.id, config_id, value)
         result = await conn.request("session/set_config_option", params)
-        options = result.get("configOptions") if isinstance(result, dict) else None
-        if isinstance(options, list):
-            self.router.config_changed(session, options)
-        return {"configOptions": options or []}
+        try:
+            options = config_options_of(result)
+        except AcpModelError as exc:
+            # ACP reads this field default-on-error: the option was set, only the list is lost.
+            logger.warning("the agent's answer to session/set_config_option: %s", exc)
+            return {"configOptions": []}
+        self.router.config_changed(session, options)
+        return {"configOptions": options}
 
     # -- output pump -----------------------------------------------------------------------------
     def _flush(self) -> None:

@@ -12,6 +12,8 @@ from typing import Any
 # The answers themselves are the ACP models' (one place builds them).
 from acpls.acp.converter import permission_cancelled as cancelled
 from acpls.acp.converter import permission_selected as selected
+from acpls.acp.converter import unstructure
+from acpls.acp.models import RequestPermissionRequest
 
 KIND_LABELS = {
     "allow_once": "allow once",
@@ -21,17 +23,10 @@ KIND_LABELS = {
 }
 
 
-def valid_options(options: Any) -> list[dict[str, Any]]:
-    """The options acpls can offer: objects with a string optionId and name."""
-    if not isinstance(options, list):
-        return []
-    return [
-        o
-        for o in options
-        if isinstance(o, dict)
-        and isinstance(o.get("optionId"), str)
-        and isinstance(o.get("name"), str)
-    ]
+def offered_options(request: RequestPermissionRequest) -> list[dict[str, Any]]:
+    """The options of a decoded request as the agent sent them (unknown kinds, `_meta` and keys
+    acpls does not know kept), in its order: what the editor and the rules see."""
+    return [unstructure(option) for option in request.options]
 
 
 def kind_label(kind: Any) -> str:
