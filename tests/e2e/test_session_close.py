@@ -1,8 +1,10 @@
 """Every way a session ends goes through the registry's one close (core/sessions.py), and nothing
 of the session is left behind: closed, deleted, the agent exiting, the agent restarted, acpls
 shutting down. The hub runs in this process (its state is counted directly) against the real
-scripted agent, whose turn holds a running command, a followed location, an outside-the-workspace
-approval and a transcript when the session ends.
+scripted agent, whose turn holds, when the session ends, a running command, a followed location,
+an outside-the-workspace approval, a transcript, the turn's checkpoint and review watcher, a
+permission prompt and a question the editor has not answered; an update the agent sends for the
+session after it ended is not kept either.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ import pytest
 
 from acpls.core.errors import CommandError
 from acpls.core.hub import Hub
+from acpls.core.session import Session
 from tests.agents import script_command
+from tests.e2e.conftest import agent_log
 from tests.fuzz.frame_fuzzer import FakeEditor
 
 
@@ -29,6 +33,42 @@ class AllowingEditor(FakeEditor):
     ) -> str | None:
         self.counts["window/showMessageRequest"] += 1
         return "Allow" if "Allow" in actions else None
+
+
+class HoldingEditor(AllowingEditor):
+    """Leaves permission prompts and questions unanswered, as a user away from the editor does:
+    only acpls withdrawing them ($/cancelRequest) ends them."""
+
+    def __init__(self, root: str) -> None:
+        super().__init__(root)
+        self.asked: dict[str, str] = {}  # editor request id -> method
+        self.withdrawn: set[str] = set()
+
+    async def request(self, method: str, params: Any, msg_id: str) -> Any:
+        self._serialise(method, params)
+        self.asked[msg_id] = method
+        await asyncio.Event().wait()  # until cancelled
+
+    def cancel_request(self, msg_id: str) -> None:
+        super().cancel_request(msg_id)
+        self.withdrawn.add(msg_id)
+
+
+PERMISSION = {
+    "sessionId": "$sessionId",
+    "toolCall": {"toolCallId": "run-1", "title": "sleep", "kind": "execute"},
+    "options": [
+        {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+        {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+    ],
+}
+PERMISSION_ASK = "acpls/requestPermission"
+QUESTION = {
+    "sessionId": "$sessionId",
+    "mode": "form",
+    "message": "Which branch?",
+    "requestedSchema": {"type": "object", "properties": {"branch": {"type": "string"}}},
+}
 
 
 def turn_script(outside: Path) -> dict[str, Any]:
@@ -71,6 +111,8 @@ def turn_script(outside: Path) -> dict[str, Any]:
                     "content": [{"type": "terminal", "terminalId": "$t.terminalId"}],
                 }
             },
+            {"request": "session/request_permission", "params": PERMISSION, "wait": False},
+            {"request": "elicitation/create", "params": QUESTION, "wait": False},
             {
                 "update": {
                     "sessionUpdate": "agent_message_chunk",
@@ -82,10 +124,12 @@ def turn_script(outside: Path) -> dict[str, Any]:
     }
 
 
-def leftovers(hub: Hub, session_id: str) -> dict[str, Any]:
-    """Everything the server keeps for `session_id`, by owner; empty once the session ended."""
+def leftovers(hub: Hub, session: Session) -> dict[str, Any]:
+    """Everything the server keeps for `session`, by owner; empty once the session ended."""
+    session_id = session.id
     found: dict[str, Any] = {
         "session": session_id in hub.sessions,
+        "pending permissions": dict(session.pending_permissions),
         "current": hub.current_session_id == session_id,
         "display terminals": session_id in hub.terminals._sessions,
         "client terminals": hub.agent_requests.terminals.terminal_ids(session_id),
@@ -132,6 +176,16 @@ async def end_by(how: str, hub: Hub, session_id: str) -> None:
         await hub.aclose()
 
 
+def answers(log: Path, key: str) -> list[Any]:
+    """acpls' answers to the agent's requests whose result has `key` (the agent logs every
+    message it receives, its own requests' answers included)."""
+    return [
+        m["result"]
+        for m in agent_log(log)
+        if "method" not in m and isinstance(m.get("result"), dict) and key in m["result"]
+    ]
+
+
 @pytest.mark.parametrize("how", ["close", "delete", "agent exit", "restart", "shutdown"])
 async def test_nothing_of_a_session_is_left_after_it_ends(tmp_path: Path, how: str) -> None:
     workspace = tmp_path / "ws"
@@ -139,27 +193,51 @@ async def test_nothing_of_a_session_is_left_after_it_ends(tmp_path: Path, how: s
     (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
     outside = tmp_path / "outside.txt"
     outside.write_text("notes\n", encoding="utf-8")
-    argv = script_command(turn_script(outside), tmp_path / "agent.jsonl")
-    editor = AllowingEditor(str(workspace))
+    log = tmp_path / "agent.jsonl"
+    argv = script_command(turn_script(outside), log)
+    editor = HoldingEditor(str(workspace))
     hub = Hub(editor, environ=dict(os.environ), state_dir=tmp_path / "state")
-    hub.configure(
-        {"agent": {"command": argv[0], "args": argv[1:]}, "checkpoints": {"enabled": False}}
-    )
+    hub.configure({"agent": {"command": argv[0], "args": argv[1:]}})
     try:
         session = await hub.new_session()
         turn = asyncio.ensure_future(hub.prompt(session.id, "go", []))
         await until(lambda: hub.agent_requests.terminals.terminal_ids(session.id))
         await until(lambda: session.reply_text() == "running")
-        held = leftovers(hub, session.id)
-        assert {"client terminals", "display terminals", "path approvals", "transcript"} <= set(
-            held
-        )
-        assert "follow" in held
+        await until(lambda: sorted(editor.asked.values()) == ["acpls/elicitation", PERMISSION_ASK])
+        held = leftovers(hub, session)
+        assert {
+            "client terminals",
+            "display terminals",
+            "path approvals",
+            "transcript",
+            "follow",
+            "checkpoint",
+            "review watcher",
+            "pending permissions",
+            "questions",
+        } <= set(held), held
 
         await end_by(how, hub, session.id)
         with pytest.raises(CommandError):
             await asyncio.wait_for(turn, 10)
-        await until(lambda: not leftovers(hub, session.id), what=lambda: leftovers(hub, session.id))
+        # The agent speaks of the session after it ended: nothing of that is kept either.
+        hub.router.on_session_update(
+            {
+                "sessionId": session.id,
+                "update": {
+                    "sessionUpdate": "agent_message_chunk",
+                    "content": {"type": "text", "text": "late"},
+                },
+            }
+        )
+        await until(lambda: not leftovers(hub, session), what=lambda: leftovers(hub, session))
+        # What waited on the user was withdrawn from the editor and, while the agent lives,
+        # answered: the prompt `cancelled`, the question `cancel`.
+        assert editor.withdrawn == set(editor.asked)
+        if how in ("close", "delete"):
+            await until(lambda: answers(log, "outcome") and answers(log, "action"))
+            assert answers(log, "outcome") == [{"outcome": {"outcome": "cancelled"}}]
+            assert answers(log, "action") == [{"action": "cancel"}]
     finally:
         if how != "shutdown":
             await hub.aclose()

@@ -188,7 +188,11 @@ async def test_updates_for_endless_unknown_sessions_are_bounded(
 
     hub = Hub(FakeEditor(str(tmp_path)), environ={}, state_dir=tmp_path / "state")
     update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "x"}}
-    with caplog.at_level(logging.WARNING):
+    # With no session/new in flight, an update for an id acpls does not hold is not kept at all.
+    hub.router.on_session_update({"sessionId": "ended-1", "update": update})
+    assert hub.router._early == {}
+    # While one is in flight, they wait for the session it makes: bounded both ways.
+    with caplog.at_level(logging.WARNING), hub.router.expecting_sessions():
         for i in range(5_000):
             hub.router.on_session_update({"sessionId": f"ghost-{i}", "update": update})
         for _ in range(EARLY_UPDATES_PER_SESSION + 10):

@@ -304,7 +304,8 @@ class CheckpointController:
             "mcpServers": list(self.hub.settings.mcp_servers),
         }
         try:
-            result = await conn.request("session/fork", params)
+            with self.hub.router.expecting_sessions():
+                result = await conn.request("session/fork", params)
         except Exception as exc:  # an agent that offers fork and fails it: no fork, no harm
             logger.warning("session/fork of %s failed: %s", session.id, exc)
             return

@@ -11,6 +11,7 @@ pygls: the editor is reached through `ports.EditorPort`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 from collections.abc import Mapping
@@ -588,15 +589,18 @@ class Hub:
         """Send a request; on "authentication required", ask the user to sign in and retry once
         (with the same agent's process, which a sign-in may have restarted)."""
         name = self.agent_name_of(conn)
-        try:
-            return await conn.request(method, params)
-        except AcpError as exc:
-            if exc.code != AUTH_REQUIRED:
-                raise
-            if not await self.authenticate(conn, None, reason=exc.message):
-                raise CommandError(self._auth_message(conn, exc.message), AUTH_REQUIRED) from exc
-        # A sign-in may have restarted the agent (env_var and terminal methods).
-        return await (await self.agent(name)).request(method, params)
+        making = method in ("session/new", "session/fork")
+        with self.router.expecting_sessions() if making else contextlib.nullcontext():
+            try:
+                return await conn.request(method, params)
+            except AcpError as exc:
+                if exc.code != AUTH_REQUIRED:
+                    raise
+                if not await self.authenticate(conn, None, reason=exc.message):
+                    message = self._auth_message(conn, exc.message)
+                    raise CommandError(message, AUTH_REQUIRED) from exc
+            # A sign-in may have restarted the agent (env_var and terminal methods).
+            return await (await self.agent(name)).request(method, params)
 
     def turn_failure(self, session: Session, error: Mapping[str, Any]) -> CommandError:
         """The editor's error for a v2 turn that ended `idle` with stopReason `error`, worded like

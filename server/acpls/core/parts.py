@@ -12,6 +12,7 @@ tests/unit/test_narrow_parts.py checks each controller is handed no more than it
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
 
 
 class RouterPart(Protocol):
+    def expecting_sessions(self) -> AbstractContextManager[None]: ...
+
     def send_update(self, session: Session, update: dict[str, Any]) -> None: ...
 
     def merge_tool_call(self, session: Session, raw: dict[str, Any]) -> dict[str, Any]: ...

@@ -7,8 +7,10 @@ editor waits in the session's queue until the pump flushes it (core/pump.py).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
@@ -86,8 +88,10 @@ class UpdateRouter:
         self.tasks = tasks
         self.state_dir = state_dir  # transcripts
         self.hub = hub
-        # Updates for a session id acpls has not registered yet (legal before session/new answers).
+        # Updates for a session id acpls has not registered yet (legal before session/new answers),
+        # kept only while a request that makes a session is in flight (`expecting_sessions`).
         self._early: dict[str, list[dict[str, Any]]] = {}
+        self._expecting = 0
         self._early_dropped = 0
         self._transcripts: dict[str, Transcript] = {}
 
@@ -107,9 +111,21 @@ class UpdateRouter:
         self.route(session, update)
         self.pump.poke()
 
+    @contextlib.contextmanager
+    def expecting_sessions(self) -> Iterator[None]:
+        """A session/new or session/fork is in flight: updates for ids acpls does not hold yet
+        may be of the session it makes, and wait for it. At any other time such an update is of
+        a session that ended (an agent still speaking of it after session/close) or never was,
+        and is dropped, so nothing of an ended session is kept."""
+        self._expecting += 1
+        try:
+            yield
+        finally:
+            self._expecting -= 1
+
     def _keep_early(self, session_id: str, update: dict[str, Any]) -> None:
         early = self._early.get(session_id)
-        if early is None and len(self._early) < EARLY_SESSIONS:
+        if early is None and self._expecting and len(self._early) < EARLY_SESSIONS:
             early = self._early[session_id] = []
         if early is None or len(early) >= EARLY_UPDATES_PER_SESSION:
             # Bounded both ways: an agent naming endless unknown session ids must not grow memory
