@@ -11,15 +11,13 @@ from hypothesis import strategies as st
 
 from acpls.acp import models as m
 from acpls.acp.converter import (
-    SESSION_UPDATE_MODELS,
     converter,
     permission_tool_call,
     structure,
-    structure_session_update,
     unstructure,
     wire_name,
 )
-from acpls.acp.models import OMITTED, AcpModelError, Omitted, RawItem, is_custom
+from acpls.acp.models import OMITTED, AcpModelError, Omitted, RawItem
 
 
 def wire(value: Any) -> str:
@@ -112,19 +110,6 @@ def test_every_patch_field_at_once_round_trips_in_schema_order() -> None:
     ("cls", "base", "fields"),
     [
         (
-            m.TerminalUpdate,
-            {"sessionUpdate": "terminal_update", "terminalId": "t1"},
-            {
-                "command": "pytest -q",
-                "cwd": "/ws",
-                "output": {"data": "aGk="},
-                "exitStatus": {"exitCode": 1, "signal": None},
-                "size": {"cols": 80, "rows": 24},
-                "capabilities": {"cancel": {}},
-                "_meta": {"k": "v"},
-            },
-        ),
-        (
             m.SessionInfoUpdate,
             {"sessionUpdate": "session_info_update"},
             {"title": "Fix the build", "updatedAt": "2026-11-30T06:00:00Z", "_meta": {}},
@@ -146,22 +131,6 @@ def test_other_upserts_keep_omitted_null_and_value_apart(
     round_trip({**base, **fields}, cls)
 
 
-def test_terminal_update_fields_structure_to_models() -> None:
-    payload = {
-        "sessionUpdate": "terminal_update",
-        "terminalId": "t1",
-        "output": {"data": "aGk="},
-        "exitStatus": {"signal": "SIGTERM"},
-    }
-    model = structure_session_update(payload)
-    assert isinstance(model, m.TerminalUpdate)
-    assert model.output == m.TerminalOutput(data="aGk=")
-    assert isinstance(model.exit_status, m.TerminalExitStatus)
-    assert model.exit_status.signal == "SIGTERM"
-    assert model.exit_status.exit_code is OMITTED
-    assert model.command is OMITTED
-
-
 def test_constructed_models_omit_what_was_not_set() -> None:
     update = m.ToolCallUpdate(tool_call_id="c", status="completed", title=None)
     assert unstructure(update) == {"toolCallId": "c", "title": None, "status": "completed"}
@@ -178,15 +147,11 @@ def test_unknown_and_custom_enum_values_are_kept(value: str) -> None:
     assert model.kind == model.status == value
     option = round_trip({"optionId": "o", "name": "Maybe", "kind": value}, m.PermissionOption)
     assert option.kind == value
-    response = round_trip({"stopReason": value}, m.PromptResponse)
-    assert response.stop_reason == value
 
 
 def test_enum_helpers() -> None:
-    assert is_custom("_mine") and not is_custom("read")
     assert m.ToolKind.is_known("read") and not m.ToolKind.is_known("_mine")
     assert m.ToolCallStatus.is_known("paused")
-    assert set(SESSION_UPDATE_MODELS) == set(m.SessionUpdateKind.KNOWN)
 
 
 # --------------------------------------------------------------------------- unknowns kept raw
@@ -215,16 +180,7 @@ def test_unknown_content_items_and_blocks_are_kept_raw() -> None:
     assert isinstance(fifth, m.TerminalToolCallContent) and fifth.terminal_id == "t9"
 
 
-def test_unknown_session_update_is_kept_raw() -> None:
-    payload = {"sessionUpdate": "_acme_progress", "percent": 40}
-    model = structure_session_update(payload)
-    assert model == RawItem(payload)
-    assert unstructure(model) is payload
-
-
-def test_unknown_plan_content_and_permission_outcome_are_kept_raw() -> None:
-    plan = {"sessionUpdate": "plan_update", "plan": {"type": "_markdown", "planId": "p", "md": "#"}}
-    assert isinstance(round_trip(plan, m.PlanUpdate).plan, RawItem)
+def test_unknown_permission_outcome_is_kept_raw() -> None:
     outcome = {"outcome": {"outcome": "_deferred", "until": 3}}
     assert isinstance(round_trip(outcome, m.RequestPermissionResponse).outcome, RawItem)
 
@@ -248,13 +204,16 @@ ODD_META = {"zed.dev": {"terminal": True}, "_x": [1, {"y": None}], "class": "k",
 
 def test_meta_with_odd_keys_round_trips_byte_for_byte() -> None:
     payloads: list[tuple[dict[str, Any], Any]] = [
-        ({"sessionUpdate": "tool_call_update", "toolCallId": "c", "_meta": ODD_META}, None),
+        (
+            {"sessionUpdate": "tool_call_update", "toolCallId": "c", "_meta": ODD_META},
+            m.ToolCallUpdate,
+        ),
         ({"type": "text", "text": "x", "_meta": ODD_META}, m.ContentBlock),
         ({"sessionId": "s", "options": [], "_meta": ODD_META}, m.RequestPermissionRequest),
         ({"name": "agent", "version": "1", "_meta": ODD_META}, m.Implementation),
     ]
     for payload, cls in payloads:
-        model = structure_session_update(payload) if cls is None else structure(payload, cls)
+        model = structure(payload, cls)
         assert model.meta is payload["_meta"]  # kept raw, not copied or re-keyed
         assert wire(unstructure(model)) == wire(payload)
 
@@ -285,11 +244,6 @@ def test_content_blocks_of_every_type_round_trip() -> None:
 
 
 # --------------------------------------------------------------------------- received messages
-
-
-def test_prompt_responses_of_both_versions() -> None:
-    assert round_trip({"stopReason": "end_turn"}, m.PromptResponse).message_id is OMITTED
-    assert round_trip({"messageId": "u1"}, m.PromptResponse).stop_reason is OMITTED
 
 
 def test_permission_requests_of_both_versions() -> None:
@@ -345,60 +299,57 @@ def test_client_method_requests() -> None:
         round_trip({"sessionId": "s", "terminalId": "t"}, cls)
 
 
-def test_every_session_update_type_round_trips() -> None:
-    samples = [
-        {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "q"}},
-        {
-            "sessionUpdate": "agent_message_chunk",
-            "messageId": "m",
-            "content": {"type": "text", "text": "a"},
-        },
-        {"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "t"}},
-        {"sessionUpdate": "user_message", "messageId": "u", "content": None},
-        {"sessionUpdate": "agent_thought", "messageId": "t"},
-        {"sessionUpdate": "tool_call", "toolCallId": "c", "title": "Read", "kind": "read"},
-        {
-            "sessionUpdate": "tool_call_content_chunk",
-            "toolCallId": "c",
-            "content": {"type": "terminal", "terminalId": "t"},
-        },
-        {
-            "sessionUpdate": "plan",
-            "entries": [{"content": "x", "priority": "high", "status": "pending"}],
-        },
-        {"sessionUpdate": "plan_update", "plan": {"type": "items", "planId": "p", "entries": []}},
-        {"sessionUpdate": "available_commands_update", "availableCommands": []},
-        {"sessionUpdate": "current_mode_update", "currentModeId": "code"},
-        {"sessionUpdate": "config_option_update", "configOptions": []},
-        {
-            "sessionUpdate": "usage_update",
-            "used": 10,
-            "size": 100,
-            "cost": {"amount": 0.1, "currency": "USD"},
-        },
-        {"sessionUpdate": "notice", "severity": "warning", "title": "Slow", "description": None},
-        {
-            "sessionUpdate": "state_update",
-            "state": "idle",
-            "stopReason": "error",
-            "error": {"code": -1, "message": "x"},
-        },
-        {
-            "sessionUpdate": "compaction_update",
-            "compactionId": "k",
-            "status": "completed",
-            "summary": [],
-        },
-        {
-            "sessionUpdate": "compaction_summary_chunk",
-            "compactionId": "k",
-            "content": {"type": "text", "text": "s"},
-        },
-        {"sessionUpdate": "terminal_output_chunk", "terminalId": "t", "data": "aGk="},
+def test_every_modelled_session_update_type_round_trips() -> None:
+    """The updates acpls structures (translate/session_updates.py); the others it checks by hand
+    on the hot path and passes on as the agent sent them."""
+    samples: list[tuple[dict[str, Any], Any]] = [
+        ({"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "q"}}, None),
+        (
+            {
+                "sessionUpdate": "agent_message_chunk",
+                "messageId": "m",
+                "content": {"type": "text", "text": "a"},
+            },
+            None,
+        ),
+        ({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "t"}}, None),
+        ({"sessionUpdate": "user_message", "messageId": "u", "content": None}, m.MessageUpsert),
+        ({"sessionUpdate": "agent_thought", "messageId": "t"}, m.MessageUpsert),
+        (
+            {"sessionUpdate": "tool_call", "toolCallId": "c", "title": "Read", "kind": "read"},
+            m.ToolCall,
+        ),
+        (
+            {
+                "sessionUpdate": "tool_call_content_chunk",
+                "toolCallId": "c",
+                "content": {"type": "terminal", "terminalId": "t"},
+            },
+            m.ToolCallContentChunk,
+        ),
+        ({"sessionUpdate": "session_info_update", "title": None}, m.SessionInfoUpdate),
+        (
+            {
+                "sessionUpdate": "compaction_update",
+                "compactionId": "k",
+                "status": "completed",
+                "summary": [],
+            },
+            m.CompactionUpdate,
+        ),
+        (
+            {
+                "sessionUpdate": "compaction_summary_chunk",
+                "compactionId": "k",
+                "content": {"type": "text", "text": "s"},
+            },
+            m.CompactionSummaryChunk,
+        ),
     ]
-    for sample in samples:
-        model = structure_session_update(sample)
-        assert type(model) is SESSION_UPDATE_MODELS[sample["sessionUpdate"]]
+    for sample, cls in samples:
+        cls = cls or m.ContentChunk
+        model = structure(sample, cls)
+        assert type(model) is cls
         assert wire(unstructure(model)) == wire(sample)
 
 
@@ -420,7 +371,6 @@ def test_every_session_update_type_round_trips() -> None:
             m.ToolCallUpdate,
             "content[0].content",
         ),
-        ({"sessionUpdate": "usage_update", "used": True, "size": 1}, m.SessionUpdate, "used"),
         ({"sessionId": "s", "path": "/a"}, m.WriteTextFileRequest, "content"),
         ("text", m.Implementation, "Implementation"),
     ],
@@ -478,4 +428,4 @@ def test_tool_call_update_round_trip_property(
     ):
         if value is not OMITTED:
             payload[key] = value
-    assert wire(unstructure(structure_session_update(payload))) == wire(payload)
+    assert wire(unstructure(structure(payload, m.ToolCallUpdate))) == wire(payload)

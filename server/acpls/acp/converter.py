@@ -324,35 +324,6 @@ def _pick_resource(value: JsonObject) -> type | None:
     return None
 
 
-_SESSION_UPDATES: dict[str, type] = {
-    "user_message_chunk": m.ContentChunk,
-    "agent_message_chunk": m.ContentChunk,
-    "agent_thought_chunk": m.ContentChunk,
-    "user_message": m.MessageUpsert,
-    "agent_message": m.MessageUpsert,
-    "agent_thought": m.MessageUpsert,
-    "tool_call": m.ToolCall,
-    "tool_call_update": m.ToolCallUpdate,
-    "tool_call_content_chunk": m.ToolCallContentChunk,
-    "plan": m.Plan,
-    "plan_update": m.PlanUpdate,
-    "available_commands_update": m.AvailableCommandsUpdate,
-    "current_mode_update": m.CurrentModeUpdate,
-    "config_option_update": m.ConfigOptionUpdate,
-    "session_info_update": m.SessionInfoUpdate,
-    "usage_update": m.UsageUpdate,
-    "notice": m.Notice,
-    "state_update": m.StateUpdate,
-    "compaction_update": m.CompactionUpdate,
-    "compaction_summary_chunk": m.CompactionSummaryChunk,
-    "terminal_update": m.TerminalUpdate,
-    "terminal_output_chunk": m.TerminalOutputChunk,
-}
-
-SESSION_UPDATE_MODELS: Mapping[str, type] = types.MappingProxyType(_SESSION_UPDATES)
-"""`sessionUpdate` value -> model class (unknown values structure to `RawItem`)."""
-
-
 def _build_converter() -> AcpConverter:
     conv = AcpConverter(detailed_validation=True, forbid_extra_keys=False)
     conv.register_structure_hook(str, _structure_str)
@@ -371,9 +342,7 @@ def _build_converter() -> AcpConverter:
         (m.ContentBlock, _by_tag("type", _CONTENT_BLOCKS), "content block"),
         (m.ToolCallContent, _pick_tool_call_content, "tool call content"),
         (m.EmbeddedResourceResource, _pick_resource, "embedded resource"),
-        (m.PlanUpdateContent, _by_tag("type", {"items": m.PlanItems}), "plan content"),
         (m.RequestPermissionOutcome, _by_tag("outcome", _OUTCOMES), "permission outcome"),
-        (m.SessionUpdate, _by_tag("sessionUpdate", _SESSION_UPDATES), "session update"),
     ]
     for union, pick, what in unions:
         hook = _tagged_union(conv, pick, what)
@@ -403,9 +372,7 @@ _UNION_NAMES: dict[Any, str] = {
     m.ContentBlock: "ContentBlock",
     m.ToolCallContent: "ToolCallContent",
     m.EmbeddedResourceResource: "EmbeddedResourceResource",
-    m.PlanUpdateContent: "PlanUpdateContent",
     m.RequestPermissionOutcome: "RequestPermissionOutcome",
-    m.SessionUpdate: "SessionUpdate",
 }
 
 converter: AcpConverter = _build_converter()
@@ -420,11 +387,6 @@ def structure(obj: Any, cls: type[T]) -> T:
 def unstructure(obj: Any) -> Any:
     """Model -> JSON-ready value (OMITTED fields absent, None as null, extras written back)."""
     return converter.unstructure(obj)
-
-
-def structure_session_update(update: JsonObject) -> Any:
-    """One `session/update` `update` dict -> its model, or `RawItem` for an unknown type."""
-    return converter.structure(update, m.SessionUpdate)  # type: ignore[arg-type]
 
 
 def permission_tool_call(request: m.RequestPermissionRequest) -> m.ToolCallUpdate | None:

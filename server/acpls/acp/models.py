@@ -1,4 +1,6 @@
-"""attrs models of the ACP messages acpls sends and receives, for ACP v1 and v2.
+"""attrs models of the ACP messages acpls sends and receives, for ACP v1 and v2: those it decodes
+or builds. Session updates that translate/session_updates.py checks by hand on the hot path
+(plan, usage, notice, state, modes, commands, config options, terminals) have no model here.
 
 Wire names are camelCase; attribute names are their snake_case form (`_meta` is `meta`). The
 converter in `acpls.acp.converter` derives one from the other, so a field only has to be declared.
@@ -10,8 +12,8 @@ Three rules keep every message lossless:
   semantics of ACP v2 upserts (omitted = unchanged, null = cleared) and makes round trips exact.
 - Enums are open: kinds, statuses, stop reasons... are plain `str`. The classes below only name
   the known values; `_custom` and future values pass through untouched.
-- Unknown payloads survive: a content block, tool-call content item, session update, plan content
-  or permission outcome of an unknown `type` is kept as a `RawItem` holding the agent's dict, and
+- Unknown payloads survive: a content block, tool-call content item or permission outcome of an
+  unknown `type` is kept as a `RawItem` holding the agent's dict, and
   unknown keys of known objects land in `extra` and are written back by `unstructure`.
 """
 
@@ -42,11 +44,6 @@ class Omitted(enum.Enum):
 
 
 OMITTED: Final = Omitted.OMITTED
-
-
-def is_custom(value: str) -> bool:
-    """True for an implementation-specific enum value (ACP reserves the `_` prefix for those)."""
-    return value.startswith("_")
 
 
 # --------------------------------------------------------------------------- open enums
@@ -377,100 +374,12 @@ class MessageUpsert(AcpModel):
 
 
 @attrs.define(kw_only=True)
-class PlanEntry(AcpModel):
-    content: str
-    priority: str
-    status: str
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-@attrs.define(kw_only=True)
-class Plan(AcpModel):
-    """v1 `plan`: the whole plan."""
-
-    session_update: str = SessionUpdateKind.PLAN
-    entries: list[PlanEntry]
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-@attrs.define(kw_only=True)
-class PlanItems(AcpModel):
-    type: str = "items"
-    plan_id: str
-    entries: list[PlanEntry]
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-PlanUpdateContent: TypeAlias = PlanItems | RawItem
-
-
-@attrs.define(kw_only=True)
-class PlanUpdate(AcpModel):
-    """v2 `plan_update`: replaces the content of the plan `plan.planId`."""
-
-    session_update: str = SessionUpdateKind.PLAN_UPDATE
-    plan: PlanUpdateContent
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-@attrs.define(kw_only=True)
-class AvailableCommandsUpdate(AcpModel):
-    session_update: str = SessionUpdateKind.AVAILABLE_COMMANDS_UPDATE
-    available_commands: list[JsonObject]
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-@attrs.define(kw_only=True)
-class CurrentModeUpdate(AcpModel):
-    session_update: str = SessionUpdateKind.CURRENT_MODE_UPDATE
-    current_mode_id: str
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-@attrs.define(kw_only=True)
-class ConfigOptionUpdate(AcpModel):
-    session_update: str = SessionUpdateKind.CONFIG_OPTION_UPDATE
-    config_options: list[JsonObject]
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-@attrs.define(kw_only=True)
 class SessionInfoUpdate(AcpModel):
     """Patch of the session's title / last activity (null clears)."""
 
     session_update: str = SessionUpdateKind.SESSION_INFO_UPDATE
     title: str | Omitted | None = OMITTED
     updated_at: str | Omitted | None = OMITTED
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-@attrs.define(kw_only=True)
-class UsageUpdate(AcpModel):
-    session_update: str = SessionUpdateKind.USAGE_UPDATE
-    used: int
-    size: int
-    cost: JsonObject | Omitted | None = OMITTED
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-@attrs.define(kw_only=True)
-class Notice(AcpModel):
-    session_update: str = SessionUpdateKind.NOTICE
-    severity: str
-    title: str
-    description: str | Omitted | None = OMITTED
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-@attrs.define(kw_only=True)
-class StateUpdate(AcpModel):
-    """v2 `state_update` (all variants flattened: `stopReason` and `error` only on idle)."""
-
-    session_update: str = SessionUpdateKind.STATE_UPDATE
-    state: str
-    stop_reason: str | Omitted | None = OMITTED
-    error: JsonObject | Omitted | None = OMITTED
-    background: list[JsonObject] | Omitted | None = OMITTED
     meta: JsonObject | Omitted | None = OMITTED
 
 
@@ -490,65 +399,6 @@ class CompactionSummaryChunk(AcpModel):
     compaction_id: str
     content: ContentBlock
     meta: JsonObject | Omitted | None = OMITTED
-
-
-@attrs.define(kw_only=True)
-class TerminalOutput(AcpModel):
-    data: str  # base64
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-@attrs.define(kw_only=True)
-class TerminalExitStatus(AcpModel):
-    exit_code: int | Omitted | None = OMITTED
-    signal: str | Omitted | None = OMITTED
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-@attrs.define(kw_only=True)
-class TerminalUpdate(AcpModel):
-    """v2 `terminal_update`: an upsert keyed by `terminalId`, every other field a patch."""
-
-    session_update: str = SessionUpdateKind.TERMINAL_UPDATE
-    terminal_id: str
-    command: str | Omitted | None = OMITTED
-    cwd: str | Omitted | None = OMITTED
-    output: TerminalOutput | Omitted | None = OMITTED
-    exit_status: TerminalExitStatus | Omitted | None = OMITTED
-    size: JsonObject | Omitted | None = OMITTED
-    capabilities: JsonObject | Omitted | None = OMITTED
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-@attrs.define(kw_only=True)
-class TerminalOutputChunk(AcpModel):
-    session_update: str = SessionUpdateKind.TERMINAL_OUTPUT_CHUNK
-    terminal_id: str
-    data: str  # base64, decoded chunk by chunk
-    meta: JsonObject | Omitted | None = OMITTED
-
-
-SessionUpdate: TypeAlias = (
-    ContentChunk
-    | MessageUpsert
-    | ToolCall
-    | ToolCallUpdate
-    | ToolCallContentChunk
-    | Plan
-    | PlanUpdate
-    | AvailableCommandsUpdate
-    | CurrentModeUpdate
-    | ConfigOptionUpdate
-    | SessionInfoUpdate
-    | UsageUpdate
-    | Notice
-    | StateUpdate
-    | CompactionUpdate
-    | CompactionSummaryChunk
-    | TerminalUpdate
-    | TerminalOutputChunk
-    | RawItem
-)
 
 
 # --------------------------------------------------------------------------- shared objects
@@ -630,16 +480,6 @@ class RequestPermissionResponse(AcpModel):
 
 
 # --------------------------------------------------------------------------- received by acpls
-
-
-@attrs.define(kw_only=True)
-class PromptResponse(AcpModel):
-    """v1: the turn is over (`stopReason`). v2: the prompt was inserted (`messageId`); the end
-    of the work arrives as an idle `state_update`."""
-
-    stop_reason: str | Omitted | None = OMITTED  # v1 (required there)
-    message_id: str | Omitted | None = OMITTED  # v2 (required there)
-    meta: JsonObject | Omitted | None = OMITTED
 
 
 @attrs.define(kw_only=True)
