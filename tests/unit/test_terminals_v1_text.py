@@ -14,7 +14,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acpls.translate.terminals import TerminalStore, _Output
+from acpls.translate.terminals import TerminalStore, _crlf, _Output
 
 S = "sess_1"
 CALL = "toolu_1"
@@ -130,3 +130,18 @@ def test_pending_text_is_counted_at_least_at_the_bytes_it_becomes(texts: list[st
     out.flush()
     assert len(out.data) == sum(len(per_chunk(text)) for text in texts)
     assert counted >= len(out.data)
+
+
+_line = st.lists(st.sampled_from(["a", "é", "\r", "\x1b[0m", "\ud83d"]), max_size=150).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    lines=st.lists(_line, max_size=8), ends=st.lists(st.sampled_from(["\n", "\r\n"]), max_size=8)
+)
+def test_crlf_conversion_equals_the_look_behind_regex(lines: list[str], ends: list[str]) -> None:
+    """Long lines and short, with and without CR: every path of `_crlf`."""
+    text = "".join(line + end for line, end in zip(lines, ends, strict=False)) + "".join(
+        lines[len(ends) :]
+    )
+    assert _crlf(text) == _BARE_LF.sub("\r\n", text)
