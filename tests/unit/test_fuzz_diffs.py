@@ -110,6 +110,10 @@ class DiffMachine(RuleBasedStateMachine):
                 assert apply_edits(current, text_edits) == current.replace(old, new_text, 1)
                 return
             assert text_edits == []
+            if isinstance(old, str) and old == new_text and current is not None and old in current:
+                # A diff that changes nothing, whose text is in the file: placed, nothing to edit.
+                assert not result.problems, result.problems
+                return
             assert any(path in problem for problem in result.problems), result.problems
             return
         assert not result.problems, result.problems
@@ -170,3 +174,14 @@ class DiffMachine(RuleBasedStateMachine):
 
 DiffMachine.TestCase.settings = settings(max_examples=150, stateful_step_count=25, deadline=None)
 TestDiffModel = DiffMachine.TestCase
+
+
+def test_a_fragment_that_changes_nothing_is_placed_without_an_edit_or_a_problem() -> None:
+    """The machine's counterexample of 2026-12-02: a stale v1 fragment whose old and new text are
+    the same line of the file changes nothing, so it needs neither an edit nor a warning."""
+    files = {"/ws/a.py": "x = 1\ny = 2\n"}
+    item = {"type": "diff", "path": "/ws/a.py", "oldText": "y = 2\n", "newText": "y = 2\n"}
+    result = workspace_edit_from_content([item], files.get)
+    assert result is not None
+    assert result.edit["documentChanges"] == []
+    assert result.problems == []
