@@ -5,17 +5,16 @@ local M = {}
 local terms = {} ---@type table<string, table>
 local order = {} ---@type string[]
 
--- Output is fed to a terminal in slices across timer ticks, at most a tick's budget of feeding
+-- Output is fed to a terminal in slices across timer ticks, at most TICK_BUDGET_NS of feeding
 -- each, so the editor takes keys and RPC between them (Neovim's emulator parses a few MB/s: one
--- 1.7 MB `nvim_chan_send` held the loop for a quarter of a second). The budget adapts: small
--- while the user types (a key within KEY_RECENT_MS), larger while they do not, so a pane catches
--- up faster when nobody waits on the editor. A pane nobody sees takes bigger slices (the same
--- budget, fewer calls).
+-- 1.7 MB `nvim_chan_send` held the loop for a quarter of a second). A pane nobody sees takes
+-- bigger slices (the same budget, fewer calls). The budget must stay below the terminal's ~10 ms
+-- refresh, which is where a pane just opened or resized takes its new size: a 24 ms budget fed
+-- a pane opened mid-stream laid out for its old size, and the resize then cut 10 rows
+-- (tests/nvim/test_terminals.py, the pane shown midway).
 local SLICE_BYTES = 16 * 1024
 local HIDDEN_SLICE_BYTES = 64 * 1024
-local TYPING_BUDGET_NS = 8 * 1000 * 1000
-local IDLE_BUDGET_NS = 24 * 1000 * 1000
-local KEY_RECENT_MS = 500
+local TICK_BUDGET_NS = 8 * 1000 * 1000
 -- Neovim applies a terminal's new size on its next refresh (~10 ms after the window changed);
 -- output sent before that is laid out for the old size and the rows the resize cuts are lost.
 -- So after the windows showing a pane change, its output waits this long.
@@ -31,7 +30,6 @@ local timer_due = nil ---@type number? hrtime the timer fires at
 -- used to queue its own tick while one waited (each a full budget of feeding), so a burst of
 -- messages stacked a hundred ticks ahead of the user's RPC requests: round trips of a second.
 local tick_queued = false
-local last_key_ns = 0 ---@type number hrtime of the user's last key
 local stats = { ticks = 0, queued = 0 }
 
 local function key(sid, tid)
@@ -144,13 +142,7 @@ local function arm(delay_ms)
   if timer_due and timer_due <= due then
     return
   end
-  if not timer then
-    timer = vim.uv.new_timer()
-    -- Typing makes the budget small (fast callback: only a clock read).
-    vim.on_key(function()
-      last_key_ns = vim.uv.hrtime()
-    end, vim.api.nvim_create_namespace('acpls.terminals.keys'))
-  end
+  timer = timer or vim.uv.new_timer()
   timer_due = due
   timer:start(delay_ms, 0, function()
     timer_due = nil
@@ -250,7 +242,6 @@ tick = function()
   tick_queued = false
   stats.ticks = stats.ticks + 1
   local start = vim.uv.hrtime()
-  local budget = (start - last_key_ns) < KEY_RECENT_MS * 1e6 and TYPING_BUDGET_NS or IDLE_BUDGET_NS
   local wait_ms = nil
   for t in pairs(feeding) do
     if not vim.api.nvim_buf_is_valid(t.buf) then
@@ -274,7 +265,7 @@ tick = function()
       else
         t.settle_until = nil
         local size = t.layout == '' and HIDDEN_SLICE_BYTES or SLICE_BYTES
-        while t.qhead <= t.qtail and vim.uv.hrtime() - start < budget do
+        while t.qhead <= t.qtail and vim.uv.hrtime() - start < TICK_BUDGET_NS do
           feed(t, take_slice(t, size))
         end
         if t.qhead > t.qtail then
