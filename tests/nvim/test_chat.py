@@ -494,3 +494,41 @@ def test_a_long_load_arrives_in_batches_and_shows_every_message(editor_factory, 
     assert f"Read step{turns}.py" in text
     # 1,200 updates (messages and tool calls) reached the chat in a few messages.
     assert 1 <= ed.lua("return _G.BATCHES") <= 20
+
+
+def test_turn_end_autocommand_sees_the_turn_end_in_the_chat(editor_factory):
+    """`User AcplsTurnEnd` runs once the chat shows the turn's end, even when the turn's last
+    updates still waited to be drawn when its answer came (the demo's handler, which reads the
+    chat, once missed the line): the turn's 300 tool calls arrive just before its answer."""
+    calls = [
+        {
+            "update": {
+                "sessionUpdate": "tool_call",
+                "toolCallId": f"call-{i}",
+                "title": f"Read part {i}",
+                "kind": "read",
+                "status": "completed",
+            }
+        }
+        for i in range(300)
+    ]
+    ed = editor_factory({"protocol": 1, "on_prompt": calls})
+    ed.lua(
+        """
+        _G.seen_at_turn_end = nil
+        vim.api.nvim_create_autocmd('User', {pattern = 'AcplsTurnEnd', once = true, callback = function()
+          local text = table.concat(T.lines(require('acpls.chat').list()[1].buf), '\\n')
+          _G.seen_at_turn_end = {
+            ended = text:find('_turn ended: end_turn_', 1, true) ~= nil,
+            last_call = text:find('Read part 299', 1, true) ~= nil,
+          }
+        end})
+        """
+    )
+    ed.nvim.command("Acpls prompt hello")
+    ed.wait_turn_end()
+    seen = ed.lua(
+        "vim.wait(20000, function() return _G.seen_at_turn_end ~= nil end, 10)"
+        " return _G.seen_at_turn_end"
+    )
+    assert seen == {"ended": True, "last_call": True}

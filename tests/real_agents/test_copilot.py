@@ -15,8 +15,14 @@ MODES = "https://agentclientprotocol.com/protocol/session-modes"
 
 async def test_copilot_early_commands_and_url_mode_ids(tmp_path: Path, server_env: dict[str, str]):
     async with agent_run(AGENTS["copilot"], "answer", tmp_path, server_env) as run:
-        # Sent before the session/new result: kept, then given to the editor with the session.
-        commands = [u for u in run.updates() if u.get("sessionUpdate") == "available_commands"]
+        # Sent before the session/new result: kept, then given to the editor with the session
+        # (through the session's paced queue, so it may land just after acpls.newSession answers).
+        commands: list[dict] = []
+        for _ in range(100):
+            commands = [u for u in run.updates() if u.get("sessionUpdate") == "available_commands"]
+            if commands:
+                break
+            await asyncio.sleep(0.05)
         assert commands, run.updates()
         names = {c["name"] for c in commands[-1]["availableCommands"]}
         assert {"allow-all", "permissions"} <= names, names

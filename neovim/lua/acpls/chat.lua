@@ -310,11 +310,15 @@ function Chat:_apply_waiting(deadline)
       break
     end
   end
-  if inbox.head > inbox.tail then
+  local drained = inbox.head > inbox.tail
+  if drained then
     self.inbox = { head = 1, tail = 0 }
     busy[self] = nil
   end
   self:_write()
+  if drained then
+    self:_run_drawn_waiters()
+  end
   -- statusline() shows the mode: a change by the agent shows at once, not at the next redraw.
   if chatview.mode_name(self.view.session) ~= mode then
     vim.cmd.redrawstatus({ bang = true })
@@ -350,6 +354,27 @@ function Chat:change(fn)
     self:render(fn(self.view))
   else
     self:apply(fn)
+  end
+end
+
+--- Run `fn` once the buffer shows everything received so far: at once when nothing waits, else
+--- after the tick that writes the last waiting update (a `User AcplsTurnEnd` handler reading the
+--- chat must see the turn's end in it).
+---@param fn fun()
+function Chat:when_drawn(fn)
+  if self.inbox.head > self.inbox.tail then
+    fn()
+  else
+    self.drawn_waiters = self.drawn_waiters or {}
+    table.insert(self.drawn_waiters, fn)
+  end
+end
+
+function Chat:_run_drawn_waiters()
+  local waiters = self.drawn_waiters
+  self.drawn_waiters = nil
+  for _, fn in ipairs(waiters or {}) do
+    fn()
   end
 end
 
@@ -854,11 +879,10 @@ function Chat:_turn_done(err, result)
   if config.get().ui.notify_turn_end and not self:windows() then
     vim.notify(('acpls: turn ended (%s)'):format(stop))
   end
-  vim.api.nvim_exec_autocmds('User', {
-    pattern = 'AcplsTurnEnd',
-    modeline = false,
-    data = { sessionId = self.session_id, stopReason = stop, chat = self.id },
-  })
+  local data = { sessionId = self.session_id, stopReason = stop, chat = self.id }
+  self:when_drawn(function()
+    vim.api.nvim_exec_autocmds('User', { pattern = 'AcplsTurnEnd', modeline = false, data = data })
+  end)
 end
 
 --- The prompt window's bar: the keys, and the context the next prompt carries.
