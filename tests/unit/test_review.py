@@ -414,3 +414,19 @@ def test_user_text_in_a_file_the_agent_created_is_asked_after_the_agent_writes_a
     assert review.reject_all() == []
     [conflict] = review.unproven()
     assert conflict.mine == "a1\nu0\n" and conflict.original is None
+
+
+def test_reject_all_goes_on_while_undoing_proves_more_hunks() -> None:
+    """Hypothesis' counterexample of 2026-12-02: undoing the first hunk re-aligned the diff and
+    the second became provable, but reject_all had already passed it, and unproven() did not
+    offer it: it stayed listed, neither undone nor asked about. One edit undoes both."""
+    base, agent = "a\né\na\na\nc\nb\n", "a\nb\na\na\na\na\na\nc\na\n"
+    user = "a\na\na\nd\r\na\nb\n"
+    review = ReviewStore()
+    review.baseline(P, base)
+    review.changed(P, agent)
+    review.user_edited(P, user)
+    [edit] = review.reject_all()
+    assert apply(user, edit) == edit.new_text
+    assert review.unproven() == []
+    assert review.files() == []

@@ -365,10 +365,19 @@ class ReviewStore:
                 if path is not None:
                     self._check_rejectable(entry)
                 continue
-            changed = self._changed_file(entry)
-            proven = [h for h in (changed.hunks if changed else ()) if self._proven(entry, h)]
-            if proven:
-                result.append(self._revert(entry, proven))
+            reverts = []
+            # Undoing some hunks re-aligns the diff of what is left, and a hunk that could not
+            # be proven before can be proven now: go on until nothing more is (each round undoes
+            # at least one hunk, so this ends), else a hunk stays listed that is neither undone
+            # nor offered as a conflict (found by test_reject_never_touches_the_users_lines).
+            while True:
+                changed = self._changed_file(entry)
+                proven = [h for h in (changed.hunks if changed else ()) if self._proven(entry, h)]
+                if not proven:
+                    break
+                reverts.append(self._revert(entry, proven))
+            if reverts:
+                result.append(_one_edit(reverts))
         return result
 
     def unproven(self, path: str | None = None) -> list[RejectConflict]:
@@ -688,6 +697,34 @@ def _hunk_id(path: str, old_text: str, new_text: str, occurrence: int) -> str:
         digest.update(part.encode("utf-8", "surrogatepass"))
         digest.update(b"\0")
     return "h" + digest.hexdigest()[:16]
+
+
+def _one_edit(reverts: list[RejectEdit]) -> RejectEdit:
+    """Successive reverts of one file as one edit of the text before the first: the lines
+    between their common first and last lines replaced (the caller applies it in one go, and
+    puts the store back with `reject_failed` if it fails)."""
+    first, last = reverts[0], reverts[-1]
+    if len(reverts) == 1:
+        return first
+    # Only edits come in rounds: a whole creation or deletion undone leaves nothing pending.
+    assert all(r.operation == "edit" for r in reverts) and last.new_text is not None
+    before, after = split_lines(first.old_text or ""), split_lines(last.new_text)
+    head = 0
+    while head < min(len(before), len(after)) and before[head] == after[head]:
+        head += 1
+    tail = 0
+    while (
+        tail < min(len(before), len(after)) - head
+        and before[len(before) - 1 - tail] == after[len(after) - 1 - tail]
+    ):
+        tail += 1
+    edit = {
+        "range": {"start": _position(before, head), "end": _position(before, len(before) - tail)},
+        "newText": "".join(after[head : len(after) - tail]),
+    }
+    return attrs.evolve(
+        last, edits=[edit], old_text=first.old_text, old_agent_text=first.old_agent_text
+    )
 
 
 def _position(lines: list[str], index: int) -> dict[str, int]:
