@@ -4,7 +4,6 @@ one, in order, with the exact final state (the replay fast path and the delivery
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ import pytest
 
 from acpls.core.routing import BATCH_UPDATES
 from tests.e2e.conftest import command, scripted, start
+from tests.e2e.timed import TimedRecord
 
 UPDATES = 20_000
 
@@ -182,18 +182,6 @@ CALLS = 50
 BURST = 4000
 
 
-class _Timed(list[Any]):
-    """The client's record of acpls/* notifications, with when each arrived."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.times: list[float] = []
-
-    def append(self, item: Any) -> None:
-        self.times.append(time.monotonic())
-        super().append(item)
-
-
 async def test_a_live_burst_in_batches_keeps_the_session_pacing(
     client: Any, workspace: Path, tmp_path: Path
 ) -> None:
@@ -216,7 +204,7 @@ async def test_a_live_burst_in_batches_keeps_the_session_pacing(
     script.write_text(json.dumps({"protocol": 1, "on_prompt": steps}))
     await start(client, workspace, scripted(script, tmp_path / "agent.jsonl"))
     session = await command(client, "acpls.newSession", {})
-    record = client.acpls_notifications = _Timed()
+    record = client.acpls_notifications = TimedRecord()
     await command(client, "acpls.prompt", {"sessionId": session["sessionId"], "text": "go"})
     arrivals: list[float] = []
     last: dict[str, str] = {}

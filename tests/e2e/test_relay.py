@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import base64
 import json
-import time
 from pathlib import Path
 from typing import Any
 
 from tests.e2e.conftest import command, notifications, scripted, start
+from tests.e2e.timed import TimedRecord
 
 
 def _update(**fields: Any) -> dict[str, Any]:
@@ -127,18 +127,6 @@ async def test_terminal_output_reaches_the_editor_in_capped_pieces_before_the_ex
     assert min(exits) > last_output
 
 
-class _Timed(list):
-    """The recorded notifications, each arrival's monotonic time kept beside it."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.times: list[float] = []
-
-    def append(self, item: Any) -> None:
-        self.times.append(time.monotonic())
-        super().append(item)
-
-
 async def test_a_burst_with_follow_stays_within_the_session_message_budget(
     client, workspace: Path, tmp_path: Path
 ):
@@ -159,7 +147,7 @@ async def test_a_burst_with_follow_stays_within_the_session_message_budget(
                 )
             )
         steps.append({"sleep": 0.025})
-    timed = _Timed()
+    timed = TimedRecord()
     client.acpls_notifications = timed
     log = tmp_path / "agent.jsonl"
     script = tmp_path / "burst.json"  # too long for one command-line argument
