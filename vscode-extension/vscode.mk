@@ -41,7 +41,7 @@ VSX_E2E_PYTHON    := $(firstword $(wildcard /usr/bin/python3) $(abspath $(PY)))
 
 VSCODE_TEST_TARGETS := test-ts test-vsix test-vscode
 
-.PHONY: vsix test-vsix test-ts test-vscode lint-ts vscode-deps code-server bench-vscode bench-editors
+.PHONY: vsix test-vsix test-ts test-vscode lint-ts vscode-deps code-server bench-vscode
 
 # Debian packages: chromium for the browser, ripgrep for VS Code's search, and the headers that
 # code-server's native modules compile against. Only what is missing is installed.
@@ -153,4 +153,3 @@ bench-vscode: $(VSIX) $(CODE_SERVER_STAMP) $(VSX_APT_STAMP) $(STAMP)
 	  ARTIFACTS="$(abspath $(VSX_ARTIFACTS))-bench" REPO_ROOT="$(CURDIR)" \
 	  node $(VSX_DIR)/out/test/bench/editors.js
 
-bench-editors: bench-vscode
