@@ -10,6 +10,7 @@ session after it ended is not kept either.
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import signal
 from pathlib import Path
@@ -241,3 +242,66 @@ async def test_nothing_of_a_session_is_left_after_it_ends(tmp_path: Path, how: s
     finally:
         if how != "shutdown":
             await hub.aclose()
+
+
+class RecordingEditor(FakeEditor):
+    """Keeps the terminal notifications it is sent, in order."""
+
+    def __init__(self, root: str) -> None:
+        super().__init__(root)
+        self.terminal_events: list[tuple[str, dict[str, Any]]] = []
+
+    def notify(self, method: str, params: Any) -> None:
+        super().notify(method, params)
+        if method in ("acpls/terminalOutput", "acpls/terminalUpdate"):
+            self.terminal_events.append((method, self.converter.unstructure(params)))
+
+
+def terminal_update(session_id: str, **fields: Any) -> dict[str, Any]:
+    return {
+        "sessionId": session_id,
+        "update": {"sessionUpdate": "terminal_update", "terminalId": "t1", **fields},
+    }
+
+
+def terminal_chunk(session_id: str, text: str) -> dict[str, Any]:
+    data = base64.b64encode(text.encode()).decode()
+    return {
+        "sessionId": session_id,
+        "update": {"sessionUpdate": "terminal_output_chunk", "terminalId": "t1", "data": data},
+    }
+
+
+async def test_a_terminals_last_output_and_exit_reach_the_editor_when_its_session_ends(
+    tmp_path: Path,
+) -> None:
+    """The agent's last output and the exit that comes with it, still waiting for the next
+    flush when the session ends, reach the editor, the exit after the output; the session's end
+    forgot them (issue 18: the exit line after the last output line, nothing the agent sent
+    dropped). Seen with a real session/close whose answer came in the same read as the last
+    updates: the exit was lost in 1 of 3 runs. Every way a session ends goes through
+    `registry.close`, called here right after the updates arrive, so no flush comes between."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    script = {"protocol": 2, "on_initialize": {"protocolVersion": 2}}
+    argv = script_command(script, tmp_path / "agent.jsonl")
+    editor = RecordingEditor(str(workspace))
+    hub = Hub(editor, environ=dict(os.environ), state_dir=tmp_path / "state")
+    hub.configure({"agent": {"command": argv[0], "args": argv[1:]}})
+    try:
+        session = await hub.new_session()
+        route = hub.router.on_session_update
+        route(terminal_update(session.id, command="make"))
+        route(terminal_chunk(session.id, "first line\r\n"))
+        await until(lambda: len(editor.terminal_events) == 2, what=lambda: editor.terminal_events)
+        route(terminal_chunk(session.id, "last line\r\n"))
+        route(terminal_update(session.id, exitStatus={"exitCode": 0}))
+        hub.registry.close(session, "the agent exited")
+        sent = editor.terminal_events[2:]
+        assert [(m, p.get("text"), p.get("exitStatus")) for m, p in sent] == [
+            ("acpls/terminalOutput", "last line\r\n", None),
+            ("acpls/terminalUpdate", None, {"exitCode": 0}),
+        ]
+        assert not leftovers(hub, session)
+    finally:
+        await hub.aclose()

@@ -1015,3 +1015,26 @@ def test_only_the_first_piece_of_a_reset_is_a_reset() -> None:
 
 def test_the_default_cap_is_64_ki_characters() -> None:
     assert MAX_OUTPUT_CHARS == 64 * 1024
+
+
+def test_one_sessions_terminals_are_taken_in_order_and_the_others_stay_pending(
+    store: TerminalStore,
+) -> None:
+    """What a session that ends still owes the editor (core/routing.py session_closed): its
+    terminals' output, then their exit; another session's changes wait for the next flush."""
+    store.apply_update(S, update(command="make"))
+    store.apply_update("other", update(command="ls"))
+    store.take_in_order()
+    store.append_chunk("other", T, b64("theirs\r\n"))
+    store.append_chunk(S, T, b64("last line\r\n"))
+    store.apply_update(S, update(exitStatus={"exitCode": 0}))
+    events = store.take_session_in_order(S)
+    assert _kinds(events) == ["output", "state"]
+    assert isinstance(events[0], OutputBatch) and events[0].text == "last line\r\n"
+    assert isinstance(events[1], StateUpdate) and events[1].params["exitStatus"] == {"exitCode": 0}
+    assert store.take_session_in_order(S) == []
+    rest = store.take_in_order()
+    assert [(e.session_id, e.text) for e in rest if isinstance(e, OutputBatch)] == [
+        ("other", "theirs\r\n")
+    ]
+    assert _kinds(rest) == ["output"]

@@ -147,8 +147,9 @@ class Hub:
         registry = self.registry
         registry.on_close("permissions and paths", self.agent_requests.session_closed)
         registry.on_close("questions", lambda s: self.questions.withdraw(s.id))
-        registry.on_close("terminals", lambda s: self.terminals.drop_session(s.id))
+        # The router first: it sends what the session's terminals still owe the editor.
         registry.on_close("updates and transcript", self.router.session_closed)
+        registry.on_close("terminals", lambda s: self.terminals.drop_session(s.id))
         registry.on_close("review", self.review.session_closed)
         registry.on_close("checkpoints", self.checkpoints.session_closed)
         registry.on_close("follow", lambda s: self.follow.forget_session(s.id))

@@ -21,7 +21,7 @@ from acpls.core.pump import UpdateQueue
 from acpls.editor import messages as msg
 from acpls.services.transcript import Transcript
 from acpls.translate.follow import FollowTarget, is_subagent_tool_call
-from acpls.translate.terminals import OutputBatch
+from acpls.translate.terminals import OutputBatch, StateUpdate
 from acpls.translate.uris import path_to_uri
 
 if TYPE_CHECKING:
@@ -438,19 +438,7 @@ class UpdateRouter:
             for session in list(self.sessions.values()):
                 self._flush_queue(session.id, session.queue)
             # A terminal's output before the update that ends it (translate/terminals.py).
-            for event in self.terminals.take_in_order():
-                if isinstance(event, OutputBatch):
-                    editor.notify(
-                        msg.TERMINAL_OUTPUT,
-                        msg.TerminalOutputParams(
-                            sessionId=event.session_id,
-                            terminalId=event.terminal_id,
-                            text=event.text,
-                            reset=True if event.reset else None,
-                        ),
-                    )
-                else:
-                    editor.notify(msg.TERMINAL_UPDATE, msg.TerminalUpdateParams(**event.params))
+            self._send_terminal_events(self.terminals.take_in_order())
         else:
             self.terminals.take_state_changes()
             for batch in self.terminals.take_output():
@@ -459,6 +447,35 @@ class UpdateRouter:
                     transcript.terminal_output(batch.terminal_id, batch.text)
         for transcript in self._transcripts.values():
             transcript.flush()
+
+    def _send_terminal_events(self, events: list[OutputBatch | StateUpdate]) -> None:
+        editor = self.editor
+        for event in events:
+            if isinstance(event, OutputBatch):
+                editor.notify(
+                    msg.TERMINAL_OUTPUT,
+                    msg.TerminalOutputParams(
+                        sessionId=event.session_id,
+                        terminalId=event.terminal_id,
+                        text=event.text,
+                        reset=True if event.reset else None,
+                    ),
+                )
+            else:
+                editor.notify(msg.TERMINAL_UPDATE, msg.TerminalUpdateParams(**event.params))
+
+    def _flush_session_terminals(self, session_id: str) -> None:
+        """What the session's terminals produced since the last flush, in order: the agent's
+        last output and exit can arrive in the same read as its answer to session/close, and
+        the store forgets them when the session ends (the exit line never showed)."""
+        events = self.terminals.take_session_in_order(session_id)
+        if self.editor.custom_mode:
+            self._send_terminal_events(events)
+            return
+        transcript = self._transcripts.get(session_id)
+        for event in events:
+            if transcript is not None and isinstance(event, OutputBatch):
+                transcript.terminal_output(event.terminal_id, event.text)
 
     def _flush_queue(self, session_id: str, queue: UpdateQueue, *, force: bool = False) -> None:
         if not queue:
@@ -490,6 +507,7 @@ class UpdateRouter:
         """The session ended (core/sessions.py): what it queued still reaches the editor, then
         its transcript is closed and nothing of it is kept."""
         self._flush_queue(session.id, session.queue, force=True)
+        self._flush_session_terminals(session.id)
         self._early.pop(session.id, None)
         transcript = self._transcripts.pop(session.id, None)
         if transcript is not None:

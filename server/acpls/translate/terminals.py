@@ -705,9 +705,34 @@ class TerminalStore:
         writes it after the last output line. A terminal the editor has never been told about
         is announced first (without its exit status and release, which follow its output).
         Output comes in pieces of at most `max_chars` characters (`split_output`)."""
-        events: list[OutputBatch | StateUpdate] = []
         terminals = dict.fromkeys(self._state_dirty)
         terminals.update(dict.fromkeys(self._output_dirty))
+        events = self._events(terminals, max_chars)
+        self._output_dirty.clear()
+        self._state_dirty.clear()
+        return events
+
+    def take_session_in_order(
+        self, session_id: str, max_chars: int = MAX_OUTPUT_CHARS
+    ) -> list[OutputBatch | StateUpdate]:
+        """`take_in_order` for one session's terminals, the others' changes left waiting: what
+        a session that ends still owes the editor (its terminals' last output and exit)."""
+        terminals = {
+            t: None
+            for t in (*self._state_dirty, *self._output_dirty)
+            if t.state.session_id == session_id
+        }
+        events = self._events(terminals, max_chars)
+        for terminal in terminals:
+            self._output_dirty.pop(terminal, None)
+            self._state_dirty.pop(terminal, None)
+        return events
+
+    def _events(
+        self, terminals: Mapping[_Terminal, None], max_chars: int
+    ) -> list[OutputBatch | StateUpdate]:
+        """The editor's events for `terminals` (dirty ones), in order (`take_in_order`)."""
+        events: list[OutputBatch | StateUpdate] = []
         for terminal in terminals:
             state = terminal.state
             taken = terminal.out.take() if terminal in self._output_dirty else None
@@ -726,8 +751,6 @@ class TerminalStore:
             if state_changed:
                 events.append(StateUpdate(state.to_editor()))
                 terminal.announced = True
-        self._output_dirty.clear()
-        self._state_dirty.clear()
         return events
 
     def take_state_changes(self) -> list[TerminalState]:
