@@ -149,6 +149,7 @@ class SnapshotStore:
         self.git_dir = self.dir / "git"
         self.index = self.dir / "index"
         self.limits = limits or Limits()
+        self._state_dir = os.path.realpath(state_dir)
         self._env = git_env(environ or os.environ, self.git_dir, self.index, self.root)
         self._lock = asyncio.Lock()
         self._known_refs: set[str] | None = None
@@ -188,7 +189,7 @@ class SnapshotStore:
 
     def _sync_excludes(self) -> None:
         """The user's own ignore files, read-only, as the private store's `info/exclude`."""
-        parts = [_ALWAYS_EXCLUDED]
+        parts = [_ALWAYS_EXCLUDED, _own_state_pattern(self.root, self._state_dir)]
         config_home = self._env.get("XDG_CONFIG_HOME") or os.path.join(
             self._env.get("HOME", "/nonexistent"), ".config"
         )
@@ -430,6 +431,18 @@ class SnapshotStore:
                 except OSError:
                     continue
         return total
+
+
+def _own_state_pattern(root: str, state_dir: str) -> str:
+    """An exclude pattern for acpls' own state (this store, the transcripts) when it lies inside
+    the folder (a workspace opened at `~`): recorded, each snapshot's new objects and index made
+    the next snapshot differ, so every turn hashed the store again and it grew without end."""
+    if not state_dir.startswith(root.rstrip(os.sep) + os.sep):
+        return ""
+    rel = os.path.relpath(state_dir, root).replace(os.sep, "/")
+    # gitignore syntax: a backslash makes the next character literal.
+    escaped = "".join("\\" + c if c in "\\*?[]!# " else c for c in rel)
+    return f"/{escaped}/\n"
 
 
 def _nul_join(paths: list[str]) -> bytes:
