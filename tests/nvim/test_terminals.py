@@ -332,3 +332,58 @@ def test_a_burst_of_output_messages_queues_one_feeding_tick_at_a_time(plain_nvim
     exit_at = next(i for i, line in enumerate(tail) if line.startswith("[process exit 0"))
     assert tail[exit_at - 2] == f"row {120 * 600 - 1:06d}"
     assert "lines above the last 10000 were dropped" in "".join(tail[exit_at:])
+
+
+def test_a_hidden_pane_is_fed_in_bigger_slices_than_a_shown_one(plain_nvim):
+    """Output for a pane nobody sees is joined into slices four times as big (fewer
+    `nvim_chan_send` calls for the same feeding budget); once the pane is shown, its slices are
+    small again so that a key waits behind little parsing (issue 18: the plugin coalesces while
+    the pane is hidden). Every line still arrives, in order."""
+    result = plain_nvim.exec_lua(
+        """
+        require('acpls.config').set({ui = {terminal = {scrollback = 40000}}})
+        local terms = require('acpls.terminals')
+        local sends = {}
+        local send = vim.api.nvim_chan_send
+        vim.api.nvim_chan_send = function(chan, data)
+          sends[#sends + 1] = {shown = #vim.fn.win_findbuf(terms.list()[1].buf) > 0, n = #data}
+          return send(chan, data)
+        end
+        local function batch(from)
+          local parts = {}
+          for i = from, from + 9999 do parts[#parts + 1] = ('line %05d\\r\\n'):format(i) end
+          return table.concat(parts)
+        end
+        terms.on_update({sessionId = 's', terminalId = 't', command = 'log'}, {})
+        -- Many small messages, as acpls sends them.
+        local text = batch(0)
+        for at = 1, #text, 2000 do
+          terms.on_output({sessionId = 's', terminalId = 't', text = text:sub(at, at + 1999)}, {})
+        end
+        local hidden_done = vim.wait(30000, function() return terms.pending_bytes() == 0 end, 5)
+        terms.show('s', 't')
+        vim.wait(100)
+        text = batch(10000)
+        for at = 1, #text, 2000 do
+          terms.on_output({sessionId = 's', terminalId = 't', text = text:sub(at, at + 1999)}, {})
+        end
+        local shown_done = vim.wait(30000, function() return terms.pending_bytes() == 0 end, 5)
+        vim.api.nvim_chan_send = send
+        vim.wait(200)
+        local lines = vim.tbl_filter(function(l) return l ~= '' end, T.lines(terms.list()[1].buf))
+        local hidden, shown = {}, {}
+        for _, s in ipairs(sends) do
+          table.insert(s.shown and shown or hidden, s.n)
+        end
+        return {hidden_done = hidden_done, shown_done = shown_done, hidden = hidden,
+                shown = shown, lines = lines}
+        """
+    )
+    assert result["hidden_done"] is True and result["shown_done"] is True
+    hidden, shown = result["hidden"], result["shown"]
+    total = 20_000 * len("line 00000\r\n")
+    assert sum(hidden) + sum(shown) == total
+    # 120,000 bytes each way: two sends hidden (one full 64 KiB slice), eight shown.
+    assert max(hidden) > 32 * 1024 and len(hidden) <= 3, hidden
+    assert max(shown) <= 16 * 1024 and len(shown) >= 7, shown
+    assert result["lines"] == [f"line {i:05d}" for i in range(20_000)]
