@@ -143,6 +143,45 @@ def test_same_terminal_id_in_two_sessions_and_a_wiped_buffer(plain_nvim):
     assert result["lines"] == ["after wipe"]
 
 
+def test_every_line_ending_form_starts_its_line_at_column_0(plain_nvim):
+    """Bare LFs (a pipe), CR LFs (a pty) and both in one message: every line starts at column 0
+    (a bare LF left alone draws a staircase), CR LF text is fed as it came."""
+    result = plain_nvim.exec_lua(
+        """
+        local terms = require('acpls.terminals')
+        local sent = {}
+        local send = vim.api.nvim_chan_send
+        vim.api.nvim_chan_send = function(chan, data) sent[#sent + 1] = data; return send(chan, data) end
+        local function out(text) terms.on_output({sessionId = 's', terminalId = 't', text = text}, {}) end
+        out('lf one\\nlf two\\n')
+        out('crlf one\\r\\ncrlf two\\r\\n')
+        out('mixed one\\r\\nmixed two\\nmixed three\\r\\n')
+        out('\\nafter a blank\\r\\n')
+        out('cr only\\rover\\n')
+        vim.wait(5000, function() return terms.pending_bytes() == 0 end, 5)
+        vim.wait(100)
+        vim.api.nvim_chan_send = send
+        return {sent = table.concat(sent),
+                lines = vim.tbl_filter(function(l) return l ~= '' end, T.lines(terms.list()[1].buf))}
+        """
+    )
+    assert result["sent"] == (
+        "lf one\r\nlf two\r\ncrlf one\r\ncrlf two\r\nmixed one\r\nmixed two\r\nmixed three\r\n"
+        "\r\nafter a blank\r\ncr only\rover\r\n"
+    )
+    assert result["lines"] == [
+        "lf one",
+        "lf two",
+        "crlf one",
+        "crlf two",
+        "mixed one",
+        "mixed two",
+        "mixed three",
+        "after a blank",
+        "overnly",
+    ]
+
+
 def test_a_2000_line_output_is_complete_in_a_pane_opened_live(editor_factory, tmp_path):
     """The `User AcplsTerminal` → `terminals.show` recipe opens a 12-row pane as the terminal
     starts while its output streams in; every line reaches the pane, in order, and the exit line

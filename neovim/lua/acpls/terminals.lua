@@ -216,20 +216,21 @@ local function take_slice(t, size)
   return table.concat(parts)
 end
 
-local function count_lines(text)
+-- How many times `what` is in `text` (plain, not overlapping).
+local function count_plain(text, what)
   local n, at = 0, 1
   while true do
-    at = text:find('\n', at, true)
+    at = text:find(what, at, true)
     if not at then
       return n
     end
-    n, at = n + 1, at + 1
+    n, at = n + 1, at + #what
   end
 end
 
 local function feed(t, slice)
   vim.api.nvim_chan_send(t.chan, slice)
-  t.lines_fed = t.lines_fed + count_lines(slice)
+  t.lines_fed = t.lines_fed + count_plain(slice, '\n')
   if not t.trimmed and t.lines_fed > t.scrollback + vim.o.lines then
     -- Neovim drops the lines above 'scrollback' silently: the name says it from now on, and the
     -- exit line says how many.
@@ -324,6 +325,20 @@ local function note_exit(t)
   enqueue(t, dim(note))
 end
 
+-- A bare LF moves down without returning to column 0 in a terminal; output from pipes has them.
+-- Text is either all LF (a pipe) or all CR LF (a pty) nearly always: those take a plain gsub and
+-- two plain searches, and only mixed text the pattern `\r?\n`, which cost ~1.7x the plain gsub
+-- per byte (E1's log: ~40% of the handler's time went to it).
+local function crlf(text)
+  if not text:find('\r', 1, true) then
+    return (text:gsub('\n', '\r\n'))
+  end
+  if count_plain(text, '\n') == count_plain(text, '\r\n') then
+    return text
+  end
+  return (text:gsub('\r?\n', '\r\n'))
+end
+
 --- `acpls/terminalOutput`
 function M.on_output(params, _ctx)
   local t = get(params.sessionId, params.terminalId)
@@ -332,8 +347,7 @@ function M.on_output(params, _ctx)
   end
   local text = params.text
   if type(text) == 'string' and text ~= '' then
-    -- A bare LF moves down without returning to column 0 in a terminal; output from pipes has them.
-    enqueue(t, (text:gsub('\r?\n', '\r\n')))
+    enqueue(t, crlf(text))
   end
   if params.reset then
     note_exit(t)
