@@ -426,3 +426,80 @@ def test_a_hidden_pane_is_fed_in_bigger_slices_than_a_shown_one(plain_nvim):
     assert max(hidden) > 32 * 1024 and len(hidden) <= 3, hidden
     assert max(shown) <= 16 * 1024 and len(shown) >= 7, shown
     assert result["lines"] == [f"line {i:05d}" for i in range(20_000)]
+
+
+def test_a_running_pane_past_its_scrollback_says_so_in_its_name_then_in_its_exit_line(
+    plain_nvim,
+):
+    """Neovim drops a terminal's rows above 'scrollback' without a word: while the command
+    still runs the pane's name says `top trimmed`, and the exit line says how many are kept."""
+    result = plain_nvim.exec_lua(
+        """
+        require('acpls.config').set({ui = {terminal = {scrollback = 100}}})
+        local terms = require('acpls.terminals')
+        terms.on_update({sessionId = 's', terminalId = 't', command = 'log'}, {})
+        terms.show('s', 't')
+        local function feed(from, to)
+          local parts = {}
+          for i = from, to do parts[#parts + 1] = ('row %04d\\r\\n'):format(i) end
+          terms.on_output({sessionId = 's', terminalId = 't', text = table.concat(parts)}, {})
+          vim.wait(10000, function() return terms.pending_bytes() == 0 end, 5)
+        end
+        local buf = terms.list()[1].buf
+        feed(1, 50)
+        local name_within = vim.api.nvim_buf_get_name(buf)
+        feed(51, 1000)
+        local name_past = vim.api.nvim_buf_get_name(buf)
+        terms.on_update({sessionId = 's', terminalId = 't', command = 'log',
+                         exitStatus = {exitCode = 0}}, {})
+        vim.wait(10000, function() return terms.pending_bytes() == 0 end, 5)
+        vim.wait(200)
+        local lines = vim.tbl_filter(function(l) return l ~= '' end, T.lines(buf))
+        return {name_within = name_within, name_past = name_past, lines = lines,
+                name_end = vim.api.nvim_buf_get_name(buf)}
+        """
+    )
+    assert result["name_within"].endswith("log [running]")
+    assert result["name_past"].endswith("log [running, top trimmed]")
+    assert result["name_end"].endswith("log [exit 0, top trimmed]")
+    lines = result["lines"]
+    assert "row 0001" not in lines
+    exit_at = next(i for i, line in enumerate(lines) if line.startswith("[process exit 0"))
+    assert lines[exit_at - 1] == "row 1000"
+    assert "lines above the last 100 were dropped" in "".join(lines[exit_at:])
+
+
+def test_output_beyond_what_the_pane_can_take_is_skipped_with_a_note_where_it_was(plain_nvim):
+    """Output waiting to be fed past 16 MB (a flood faster than Neovim's emulator) is skipped,
+    oldest first, and the pane says how many bytes where they were; what follows is fed whole."""
+    result = plain_nvim.exec_lua(
+        """
+        local terms = require('acpls.terminals')
+        local fed = {}
+        local send = vim.api.nvim_chan_send
+        -- Record what the pane is fed, without Neovim's emulator parsing 8 MB.
+        vim.api.nvim_chan_send = function(_, data) fed[#fed + 1] = data end
+        terms.on_update({sessionId = 's', terminalId = 't', command = 'flood'}, {})
+        local old = ('o'):rep(1023) .. '\\n'
+        local new = ('n'):rep(1023) .. '\\n'
+        -- Two messages in one go (before any feeding tick): 9 MiB, then 8 MiB.
+        terms.on_output({sessionId = 's', terminalId = 't', text = old:rep(9 * 1024)}, {})
+        terms.on_output({sessionId = 's', terminalId = 't', text = new:rep(8 * 1024)}, {})
+        vim.wait(30000, function() return terms.pending_bytes() == 0 end, 5)
+        vim.api.nvim_chan_send = send
+        local all = table.concat(fed)
+        local note_at = all:find('acpls: ', 1, true)
+        local note_end = note_at and all:find('\\n', note_at, true) or #all
+        return {note = note_at and all:sub(note_at, note_end) or '(no note)',
+                rest = #all - note_end, old_fed = all:find(('o'):rep(64), 1, true) ~= nil,
+                tail_ok = all:sub(-1025) == ('n'):rep(1023) .. '\\r\\n'}
+        """
+    )
+    skipped = 9 * 1024 * 1025  # bytes of the first message once LF became CR LF
+    assert (
+        f"acpls: {skipped} bytes of output skipped: more than the pane could show"
+        in (result["note"])
+    )
+    assert result["old_fed"] is False, "nothing of the skipped message was fed"
+    assert result["rest"] == 8 * 1024 * 1025, "the later message was fed whole"
+    assert result["tail_ok"] is True
