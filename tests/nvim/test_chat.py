@@ -532,3 +532,93 @@ def test_turn_end_autocommand_sees_the_turn_end_in_the_chat(editor_factory):
         " return _G.seen_at_turn_end"
     )
     assert seen == {"ended": True, "last_call": True}
+
+
+# Every row's fold in the chat window against the view's blocks: thoughts and sub-agent calls are
+# closed folds of exactly their rows, nothing else is folded.
+FOLDS_MATCH_VIEW = """
+local chat = require('acpls.chat').list()[1]
+local win = vim.fn.bufwinid(chat.buf)
+return vim.api.nvim_win_call(win, function()
+  local view = require('acpls.chat').current().view
+  local wrong, folds = {}, 0
+  for row = 1, vim.fn.line('$') do
+    local want = view:fold_level(row - 1)
+    local level = vim.fn.foldlevel(row)
+    local ok = (want == '0') == (level == 0)
+    if want == '>1' then
+      folds = folds + 1
+      local last = row
+      while view:fold_level(last) == '1' do
+        last = last + 1
+      end
+      ok = ok and vim.fn.foldclosed(row) == row and vim.fn.foldclosedend(row) == last
+    end
+    if not ok and #wrong < 5 then
+      table.insert(wrong, {row, want, level, vim.fn.foldclosed(row), vim.fn.getline(row)})
+    end
+  end
+  return {wrong = wrong, folds = folds}
+end)
+"""
+
+
+def test_folds_follow_blocks_that_grow_while_the_user_types(editor_factory):
+    """Thoughts and sub-agent calls are folded even while the user types in the prompt (Neovim
+    leaves a foldexpr's folds alone in Insert mode: the whole turn stayed unfolded), including
+    folds whose block grows after the fold was made (a thought streamed in chunks, a sub-agent's
+    calls added one by one), and again when the chat is shown anew."""
+
+    def chunk(kind: str, text: str) -> dict:
+        return {"update": {"sessionUpdate": kind, "content": {"type": "text", "text": text}}}
+
+    def tool(call_id: str, **extra: object) -> dict:
+        update = {"sessionUpdate": "tool_call", "toolCallId": call_id, "title": f"Task {call_id}"}
+        return {"update": {**update, "kind": "read", "status": "in_progress", **extra}}
+
+    meta = {"_meta": {"claudeCode": {"parentToolUseId": "task-1"}}}
+    steps = [
+        chunk("agent_thought_chunk", "planning"),
+        chunk("agent_thought_chunk", "\nstep one"),
+        chunk("agent_thought_chunk", "\nstep two\nstep three"),
+        tool("task-1"),
+        tool("child-1", **meta),
+        chunk("agent_message_chunk", "working"),
+        tool("child-2", **meta),
+        {
+            "update": {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": "child-1",
+                "status": "completed",
+            }
+        },
+        chunk("agent_message_chunk", " still\nworking"),
+        tool("task-2", locations=[{"path": "/tmp/x", "line": 1}]),
+        tool("child-3", _meta={"claudeCode": {"parentToolUseId": "task-2"}}),
+        chunk("agent_thought_chunk", "again\nand again"),
+    ]
+    ed = editor_factory({"protocol": 1, "on_prompt": steps})
+    ed.nvim.command(f"edit {ed.workspace / 'calc.py'}")
+    ed.nvim.command("Acpls chat")
+    ed.nvim.command("Acpls prompt hello")
+    ed.nvim.input("typing")  # the prompt is in Insert mode: the user types the next one
+    ed.wait_turn_end()
+    assert ed.lua("return vim.api.nvim_get_mode().mode") == "i"
+    # The fold upkeep in the chat window left the prompt and what the user typed alone.
+    assert ed.lua("return vim.api.nvim_get_current_line()") == "typing"
+    assert ed.lua("return vim.bo.filetype == 'markdown' and vim.b.acpls_chat ~= nil")
+    seen = ed.lua(FOLDS_MATCH_VIEW)
+    assert seen == {"wrong": [], "folds": 4}, seen
+    # The chat followed its end.
+    assert ed.lua(
+        "local c = require('acpls.chat').list()[1]; local w = vim.fn.bufwinid(c.buf)"
+        " return vim.api.nvim_win_get_cursor(w)[1] == vim.api.nvim_buf_line_count(c.buf)"
+    )
+    # Shown again in a new window: the folds are made again.
+    ed.nvim.input("<Esc>")
+    ed.lua(
+        "local c = require('acpls.chat').list()[1]; vim.api.nvim_win_close(vim.fn.bufwinid(c.buf), true)"
+    )
+    ed.nvim.command("Acpls chat")
+    assert ed.lua(FOLDS_MATCH_VIEW) == {"wrong": [], "folds": 4}
+    assert ed.errors() == []

@@ -28,7 +28,7 @@ for _, u in ipairs(updates) do
   end
 end
 -- Fold levels, as the whole-table rebuild used to compute them from the ranges, and as the view
--- answers them per row (chat.foldexpr).
+-- answers them per row; the folds the chat makes (all_folds, and folds_around the last rows).
 local levels = {}
 local ranges = view:thought_ranges()
 vim.list_extend(ranges, view:subagent_ranges())
@@ -47,8 +47,20 @@ for _, b in ipairs(view.blocks) do
   if view:row_of(b) ~= row then starts_ok = false end
   row = row + b.nlines
 end
+table.sort(ranges, function(a, b) return a[1] < b[1] end)
+local from, to, around = view:folds_around(math.max(0, #lines - 3), #lines)
+local around_ok = from <= math.max(0, #lines - 3) and to == #lines
+for _, f in ipairs(ranges) do
+  local inside = f[1] >= from and f[2] < to
+  local listed = false
+  for _, g in ipairs(around) do
+    if g[1] == f[1] and g[2] == f[2] then listed = true end
+  end
+  if inside ~= listed then around_ok = false end
+end
 return {lines = lines, expected = view:render_all(), count = view:line_count(),
-        folds = folds, expected_folds = expected_folds, starts_ok = starts_ok}
+        folds = folds, expected_folds = expected_folds, starts_ok = starts_ok,
+        all_folds = view:all_folds(), ranges = ranges, around_ok = around_ok}
 """
 
 texts = st.text(alphabet="ab é\n", max_size=8)
@@ -147,6 +159,8 @@ def test_incremental_edits_equal_a_full_render(plain_nvim, seq):
     assert result["count"] == len(result["lines"])
     assert result["folds"] == result["expected_folds"]
     assert result["starts_ok"] is True
+    assert result["all_folds"] == result["ranges"]
+    assert result["around_ok"] is True
 
 
 BUFFER_CHECK = """

@@ -20,6 +20,9 @@ local counter = 0
 local Chat = {}
 Chat.__index = Chat
 
+-- For tests and benchmarks (M.stats).
+local stats = { ticks = 0, apply_ns = 0, updates = 0, fold_ns = 0 }
+
 local function valid(buf)
   return buf and vim.api.nvim_buf_is_valid(buf)
 end
@@ -31,8 +34,6 @@ end
 -- sorted, each "rows [old_first, old_last) of the buffer become `lines`") and written with one
 -- nvim_buf_set_lines per region, top down. One set_lines per update cost ~50 us each (Neovim
 -- re-evaluates the folds of every change): a 20,000-update session spent seconds there.
--- Writing top down keeps the view and the buffer in step for every row Neovim evaluates the
--- foldexpr of: rows below a region not yet written are re-evaluated when it is.
 
 -- Rows [from, to) of the buffer with the highlight group of each (false: none).
 local function buffer_rows(buf, from, to)
@@ -177,6 +178,111 @@ function Chat:_tail_windows(old_count)
   return wins
 end
 
+-- Folds: thoughts and sub-agent calls are manual folds, made from the view's blocks after each
+-- write for the rows it wrote (and made whole when a window shows the transcript anew). A
+-- foldexpr was asked again for every written line (0.2 of 0.68 CPU-s of a 20,000-update load),
+-- and Neovim leaves a foldexpr's folds alone in Insert mode: a turn streamed while the user typed
+-- in the prompt was never folded.
+
+-- Windows of the transcript whose folds acpls keeps: those of foldmethod manual (the chat's own
+-- windows; another the user shows it in, unless it folds otherwise).
+local function fold_windows(buf)
+  local wins = {}
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    if vim.wo[win].foldmethod == 'manual' then
+      table.insert(wins, win)
+    end
+  end
+  return wins
+end
+
+-- Fold upkeep types Normal-mode keys in the window: not while the user is in Visual, Select,
+-- Operator-pending, Command-line or Terminal mode, which that would end or change.
+local function can_fold_now()
+  local mode = vim.api.nvim_get_mode().mode
+  return mode == 'n' or mode:sub(1, 1) == 'i' or mode:sub(1, 1) == 'R'
+end
+
+-- In `win`: delete the folds of rows [from, to) (0-based) and make `folds`. A fold still open
+-- (one the user opened, cut short by the write) stays open, and all are open while the window
+-- opens every fold (zR: foldlevel > 0), as a foldexpr's would be.
+local function make_folds(win, from, to, folds)
+  local t0 = vim.uv.hrtime()
+  vim.api.nvim_win_call(win, function()
+    local all_open = vim.wo[win].foldlevel > 0
+    local open = {}
+    for k, f in ipairs(folds) do
+      open[k] = all_open or (vim.fn.foldlevel(f[1] + 1) > 0 and vim.fn.foldclosed(f[1] + 1) == -1)
+    end
+    if to > from then
+      local saved = vim.fn.winsaveview()
+      -- Visual zd deletes every fold partly in the rows (none there: E490, hence silent!).
+      vim.cmd(('silent! noautocmd keepjumps normal! %dGV%dGzd'):format(from + 1, to))
+      vim.fn.winrestview(saved)
+    end
+    local cmds = {}
+    for k, f in ipairs(folds) do
+      local range = ('%d,%d'):format(f[1] + 1, f[2] + 1)
+      cmds[#cmds + 1] = range .. 'fold'
+      if open[k] then
+        cmds[#cmds + 1] = range .. 'foldopen'
+      end
+    end
+    if #cmds > 0 then
+      vim.cmd(table.concat(cmds, '|'))
+    end
+  end)
+  stats.fold_ns = stats.fold_ns + vim.uv.hrtime() - t0
+end
+
+--- Make every fold of the transcript in `win` (all its fold windows when nil), or once the mode
+--- allows it.
+---@param win integer?
+function Chat:refold_all(win)
+  if not can_fold_now() then
+    self:_refold_later()
+    return
+  end
+  local folds = self.view:all_folds()
+  local count = vim.api.nvim_buf_line_count(self.out_buf)
+  for _, w in ipairs(win and { win } or fold_windows(self.out_buf)) do
+    make_folds(w, 0, count, folds)
+  end
+end
+
+-- The mode does not allow fold upkeep now: every fold is made again once it changes.
+function Chat:_refold_later()
+  if self.refold_waiting then
+    return
+  end
+  self.refold_waiting = true
+  vim.api.nvim_create_autocmd('ModeChanged', {
+    once = true,
+    callback = vim.schedule_wrap(function()
+      self.refold_waiting = false
+      if valid(self.out_buf) then
+        self:refold_all()
+      end
+    end),
+  })
+end
+
+-- Rows [lo, hi) of the transcript were written: make the folds of their blocks again.
+function Chat:_refold(lo, hi)
+  local wins = fold_windows(self.out_buf)
+  if #wins == 0 then
+    return
+  end
+  if self.refold_waiting or not can_fold_now() then
+    self:_refold_later()
+    return
+  end
+  local from, to, folds = self.view:folds_around(lo, hi)
+  for _, win in ipairs(wins) do
+    make_folds(win, from, to, folds)
+  end
+end
+
 --- Write the pending regions to the transcript buffer, keeping windows that were at the end at
 --- the end (`backlog`: more updates wait, so they may be moved there later, see FOLLOW_EVERY_NS).
 ---@param backlog boolean?
@@ -193,8 +299,9 @@ function Chat:_write(backlog)
   local old_count = vim.api.nvim_buf_line_count(buf)
   local tail_wins = self:_tail_windows(old_count)
   vim.bo[buf].modifiable = true
-  local shift = 0
+  local shift, lo, hi = 0, math.huge, 0
   for _, r in ipairs(regions) do
+    lo, hi = math.min(lo, r.first), math.max(hi, r.first + #r.lines)
     local first, last = r.old_first + shift, r.old_last + shift
     if self.fresh then
       -- The new buffer's single empty line is not part of the view.
@@ -217,6 +324,7 @@ function Chat:_write(backlog)
     shift = shift + #r.lines - (r.old_last - r.old_first)
   end
   vim.bo[buf].modifiable = false
+  self:_refold(lo, hi)
   self:_follow(tail_wins, backlog)
 end
 
@@ -289,7 +397,6 @@ local MAX_TICK_LINES = 300
 local busy = {} ---@type table<table, boolean> chats with updates waiting
 local apply_timer = nil ---@type uv.uv_timer_t?
 local apply_queued = false
-local stats = { ticks = 0, apply_ns = 0, updates = 0 }
 
 local apply_tick
 
@@ -371,8 +478,8 @@ apply_tick = function()
   end
 end
 
---- Counters for tests and benchmarks: `ticks` that applied updates, `updates` applied, and
---- `apply_ns` spent applying and writing them.
+--- Counters for tests and benchmarks: `ticks` that applied updates, `updates` applied,
+--- `apply_ns` spent applying and writing them, and `fold_ns` of that spent on folds.
 function M.stats()
   return vim.deepcopy(stats)
 end
@@ -461,6 +568,20 @@ function Chat:_make_buffers()
   map(self.out_buf, 'n', keys.copy, function()
     self:copy_here()
   end, 'acpls: copy this message or tool call into the prompt as context')
+  -- Folds are kept per window: one that shows the transcript anew gets them all.
+  vim.api.nvim_create_autocmd('BufWinEnter', {
+    buffer = self.out_buf,
+    callback = function()
+      local win = vim.api.nvim_get_current_win()
+      vim.schedule(function()
+        if vim.api.nvim_win_is_valid(win) and vim.api.nvim_win_get_buf(win) == self.out_buf then
+          if vim.wo[win].foldmethod == 'manual' then
+            self:refold_all(win)
+          end
+        end
+      end)
+    end,
+  })
   vim.bo[self.in_buf].omnifunc = "v:lua.require'acpls.chat'.omnifunc"
   require('acpls.cmp').attach(self.in_buf)
   require('acpls.mentions').highlight(self.in_buf)
@@ -554,12 +675,12 @@ function Chat:show(enter)
       number = false,
       relativenumber = false,
       signcolumn = 'no',
-      foldmethod = 'expr',
-      foldexpr = "v:lua.require'acpls.chat'.foldexpr(v:lnum)",
+      foldmethod = 'manual',
       foldlevel = 0,
       foldenable = true,
       winfixwidth = true,
     })
+    self:refold_all(out_win)
     pcall(vim.api.nvim_win_set_cursor, out_win, { vim.api.nvim_buf_line_count(self.out_buf), 0 })
   end
   if not in_win then
@@ -1839,18 +1960,7 @@ function M.on_client_exit(client_id, code, signal)
 end
 
 ---------------------------------------------------------------------------------------------------
--- Folding and completion
-
---- foldexpr of the transcript window: thoughts and sub-agent calls are folded. Asked per line
---- (Neovim asks again only for the lines a change touched); the view answers with a binary search
---- over its blocks, so a long chat costs no more per change than a short one.
-function M.foldexpr(lnum)
-  local chat = by_buf[vim.api.nvim_get_current_buf()]
-  if not chat then
-    return '0'
-  end
-  return chat.view:fold_level(lnum - 1)
-end
+-- Completion
 
 local function slash_items(chat, base)
   local items = {}

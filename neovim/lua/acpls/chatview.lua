@@ -167,26 +167,78 @@ function View:any_block_at(row)
   return blocks[lo], blocks[lo].start
 end
 
---- The fold level of 0-based `row` (chat.foldexpr): thoughts and sub-agent calls are folds.
+--- The rows (0-based, inclusive) `block` folds when it starts at `start`: a thought's text, a tool
+--- call's sub-agent calls; nil for any other block.
+function View:fold_rows(block, start)
+  if block.kind == 'message' and block.role == 'thought' and block.nlines > 1 then
+    return start + 1, start + block.nlines - 1
+  elseif block.kind == 'tool' and block.children_row then
+    return start + block.children_row, start + block.nlines - 1
+  end
+  return nil
+end
+
+--- The fold level of 0-based `row` as a foldexpr would give it ('>1', '1' or '0').
 function View:fold_level(row)
   local b, start = self:any_block_at(row)
   if not b then
     return '0'
   end
-  local first, last
-  if b.kind == 'message' and b.role == 'thought' and b.nlines > 1 then
-    first, last = start + 1, start + b.nlines - 1
-  elseif b.kind == 'tool' and b.children_row then
-    first, last = start + b.children_row, start + b.nlines - 1
-  else
+  local first, last = self:fold_rows(b, start)
+  if not first then
     return '0'
-  end
-  if row == first then
+  elseif row == first then
     return '>1'
   elseif row > first and row <= last then
     return '1'
   end
   return '0'
+end
+
+--- The folds ({first, last}, 0-based rows) of the blocks with rows in [lo, hi) and of the block
+--- with rows just above and just below them, and the rows [from, to) those blocks cover. The
+--- neighbours: Neovim's nvim_buf_set_lines can leave what is left of a rewritten block's fold on
+--- the rows after it.
+---@return integer from, integer to, table[] folds
+function View:folds_around(lo, hi)
+  local blocks, folds = self.blocks, {}
+  if self.total == 0 then
+    return 0, 0, folds
+  end
+  local i = self:any_block_at(math.max(0, math.min(lo, self.total - 1))).index - 1
+  while i > 1 and blocks[i].nlines == 0 do
+    i = i - 1
+  end
+  i = math.max(i, 1)
+  local from, to, below = blocks[i].start, blocks[i].start, 0
+  for j = i, #blocks do
+    local b = blocks[j]
+    if b.start >= hi and b.nlines > 0 then
+      below = below + 1
+      if below > 1 then
+        break
+      end
+    end
+    local first, last = self:fold_rows(b, b.start)
+    if first then
+      table.insert(folds, { first, last })
+    end
+    to = b.start + b.nlines
+  end
+  return from, to, folds
+end
+
+--- Every fold ({first, last}, 0-based rows), top down.
+function View:all_folds()
+  local folds, row = {}, 0
+  for _, b in ipairs(self.blocks) do
+    local first, last = self:fold_rows(b, row)
+    if first then
+      table.insert(folds, { first, last })
+    end
+    row = row + b.nlines
+  end
+  return folds
 end
 
 --- The user message at or above 0-based `row`: its ordinal among the user messages (the turn it
