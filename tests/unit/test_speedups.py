@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import base64
 import binascii
 import os
 import subprocess
 import sys
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from acpls import speedups
 
@@ -26,6 +29,30 @@ def test_the_chosen_decoder_refuses_what_the_stdlib_refuses(text: str) -> None:
         binascii.a2b_base64(text, strict_mode=True)
     with pytest.raises(binascii.Error):
         speedups.b64decode(text)
+
+
+# Base64 text around and far past the length where the decoder changes (speedups.SMALL_BASE64),
+# valid and not: padding in the middle, characters outside the alphabet, whitespace.
+_b64_text = st.one_of(
+    st.binary(max_size=600).map(lambda raw: base64.b64encode(raw).decode()),
+    st.text(alphabet="ABCabc019+/=\n !-_", max_size=600),
+    st.tuples(st.binary(max_size=400), st.sampled_from(["=", "!", " ", "A", "=="])).map(
+        lambda pair: base64.b64encode(pair[0]).decode() + pair[1]
+    ),
+)
+
+
+@given(_b64_text)
+def test_the_chosen_decoder_agrees_with_the_stdlib_at_every_length(text: str) -> None:
+    try:
+        expected: bytes | None = binascii.a2b_base64(text, strict_mode=True)
+    except binascii.Error:
+        expected = None
+    try:
+        got: bytes | None = speedups.b64decode(text)
+    except binascii.Error:
+        got = None
+    assert got == expected
 
 
 def _describe(env_value: str | None) -> str:
