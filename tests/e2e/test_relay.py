@@ -172,3 +172,76 @@ async def test_a_burst_with_follow_stays_within_the_session_message_budget(
     ]
     final = {call["toolCallId"]: (call["title"], call["status"]) for call in calls}
     assert final == {f"c{n % 5}": (f"step {n}", "completed") for n in range(2495, 2500)}
+
+
+def _v1_output_line(data_body: str, terminal_id: str = "t1") -> dict[str, Any]:
+    """A raw v1 terminal output line whose `data` string is `data_body` as written (JSON
+    escapes and all), compact as claude-agent-acp writes it."""
+    template = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {
+                "sessionId": "$sessionId",
+                "update": {
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": "c1",
+                    "_meta": {"terminal_output": {"terminal_id": terminal_id, "data": "@"}},
+                },
+            },
+        },
+        separators=(",", ":"),
+    )
+    return {"raw": template.replace('"@"', f'"{data_body}"')}
+
+
+async def test_v1_output_lines_read_by_their_bytes_show_what_parsing_them_shows(
+    client, workspace: Path, tmp_path: Path
+):
+    """The v1 output fast path (core/output_lines.py) takes the lines after the first of each
+    form; lines it must decline (not JSON, another structure, a lone surrogate) go the ordinary
+    way in their place, and what the editor shows is what parsing each line gives: converted
+    per chunk, sanitised, in order, across an interleaved status update and a second terminal."""
+    steps = [
+        _update(
+            sessionUpdate="tool_call",
+            toolCallId="c1",
+            title="Run make",
+            kind="execute",
+            status="in_progress",
+            _meta={"terminal_info": {"terminal_id": "t1", "cwd": str(workspace)}},
+        ),
+        _v1_output_line("first\\n"),  # learned from
+        _v1_output_line("second\\r\\n\\u001b[32mgreen\\u001b[0m\\n"),
+        _v1_output_line('x\\",\\"extra\\":\\"y'),  # an escaped quote: part of the text
+        _v1_output_line('x","extra":"y'),  # another key: the ordinary path shows "x"
+        _v1_output_line("ab\\\\"),  # an escaped backslash
+        _v1_output_line("ab\\"),  # the closing quote escaped: not JSON, dropped
+        _v1_output_line("\\ud83d"),  # a lone surrogate: not JSON for orjson, dropped
+        _update(sessionUpdate="tool_call_update", toolCallId="c1", title="Run make again"),
+        _v1_output_line("a\\r"),
+        _v1_output_line("\\nb"),  # per chunk this LF is bare: CR CR LF
+        _v1_output_line("two\\n", terminal_id="t2"),
+        _v1_output_line("\\u001b]52;c;SGVsbG8=\\u0007clip\\u00e9 😀\\n"),  # OSC 52 removed
+        _v1_output_line("three\\n", terminal_id="t2"),
+        _update(
+            sessionUpdate="tool_call_update",
+            toolCallId="c1",
+            _meta={"terminal_exit": {"terminal_id": "t1", "exit_code": 0}},
+        ),
+    ]
+    log = tmp_path / "agent.jsonl"
+    await start(client, workspace, scripted({"protocol": 1, "on_prompt": steps}, log))
+    await command(client, "acpls.prompt", {"text": "build"})
+    shown: dict[str, str] = {}
+    for params in notifications(client, "acpls/terminalOutput"):
+        before = "" if params.get("reset") else shown.get(params["terminalId"], "")
+        shown[params["terminalId"]] = before + params["text"]
+    assert shown == {
+        "t1": 'first\r\nsecond\r\n\x1b[32mgreen\x1b[0m\r\nx","extra":"yxab\\a\r\r\nbclipé 😀\r\n',
+        "t2": "two\r\nthree\r\n",
+    }
+    states = notifications(client, "acpls/terminalUpdate")
+    assert [s["exitStatus"] for s in states if s["terminalId"] == "t1" and "exitStatus" in s] == [
+        {"exitCode": 0}
+    ]

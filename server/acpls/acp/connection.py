@@ -72,6 +72,11 @@ class AgentConnection:
         self._reader.lookahead = lookahead
         self._reader.block_done = done
 
+    def take_lines_first(self, hook: Callable[[bytes], bool]) -> None:
+        """`hook(line)` sees each line before it is parsed and handles it itself by returning
+        True (acp/transport.py `AcpProtocol.line_hook`)."""
+        self.protocol.line_hook = hook
+
     # -- lifecycle -------------------------------------------------------------------------------
     def register(
         self,

@@ -155,6 +155,9 @@ class AcpProtocol(JsonRPCProtocol):
         # Methods acpls does not know that the agent used: logged the first time only (Qwen Code
         # sends its own request and notification with every turn and mode change).
         self._unknown_logged: set[str] = set()
+        # Sees each line first and may handle it itself (True): the v1 terminal output fast
+        # path (core/output_lines.py). Lines it declines go the ordinary way.
+        self.line_hook: Callable[[bytes], bool] | None = None
 
     # -- writing -------------------------------------------------------------------------------
     def attach_writer(self, write: Callable[[bytes], None]) -> None:
@@ -300,6 +303,14 @@ class AcpProtocol(JsonRPCProtocol):
 
     def feed_line(self, line: bytes) -> None:
         """Handle one line from the agent. Never raises."""
+        hook = self.line_hook
+        if hook is not None:
+            try:
+                if hook(line):
+                    return
+            except Exception:  # as a failing handler on the ordinary path: logged, not retried
+                logger.exception("failed to handle a message from the agent: %.300r", line)
+                return
         if not line.strip():
             return
         try:

@@ -277,6 +277,7 @@ class Hub:
         self.questions.register(conn)
         conn.register({}, {"session/update": self.router.on_session_update})
         conn.look_ahead(self.router.look_ahead, self.follow.block_done)
+        conn.take_lines_first(self.router.output_lines(slot.name))
         shown: set[str] = set()
         conn.process.on_stderr_line = lambda line: self._agent_stderr(slot, conn, line, shown)
         guard_sessions(conn, slot.name, self.registry.get)

@@ -17,6 +17,7 @@ import orjson
 
 from acpls.core import ports
 from acpls.core.errors import CommandError
+from acpls.core.output_lines import OutputLines
 from acpls.core.pump import UpdateQueue
 from acpls.editor import messages as msg
 from acpls.services.transcript import Transcript
@@ -94,6 +95,8 @@ class UpdateRouter:
         self._expecting = 0
         self._early_dropped = 0
         self._transcripts: dict[str, Transcript] = {}
+        # Each agent's v1 terminal output fast path, by agent name (core/output_lines.py).
+        self._output_lines: dict[str, OutputLines] = {}
 
     # -- the hot path ----------------------------------------------------------------------------
     def on_session_update(self, params: Any) -> None:
@@ -155,6 +158,9 @@ class UpdateRouter:
             # Output of a known tool call's terminal and nothing else: it changes no state the
             # editor sees (the output keys are not shown in `toolCall`), so skip the normaliser.
             terminals.apply_v1_meta(session.id, update["toolCallId"], update["_meta"])
+            lines = self._output_lines.get(session.agent)
+            if lines is not None:
+                lines.routed(session, update)
             return
         normalized = session.normalizer.normalize(update)
         if normalized.terminal_update is not None:
@@ -166,6 +172,13 @@ class UpdateRouter:
             self._tool_call_applied(session, applied, update.get("_meta"))
         for editor_update in normalized.editor_updates:
             self._to_editor(session, editor_update)
+
+    def output_lines(self, agent: str) -> OutputLines:
+        """A new line hook for `agent`'s connection (its previous one, if any, is replaced)."""
+        lines = self._output_lines[agent] = OutputLines(
+            agent, self.sessions, self.terminals, self.pump
+        )
+        return lines
 
     @staticmethod
     def _v1_output_only(session: Session, update: dict[str, Any]) -> bool:
@@ -509,6 +522,8 @@ class UpdateRouter:
         self._flush_queue(session.id, session.queue, force=True)
         self._flush_session_terminals(session.id)
         self._early.pop(session.id, None)
+        for lines in self._output_lines.values():
+            lines.forget(session.id)
         transcript = self._transcripts.pop(session.id, None)
         if transcript is not None:
             transcript.close()

@@ -78,6 +78,7 @@ __all__ = [
     "StateUpdate",
     "TerminalState",
     "TerminalStore",
+    "V1OutputSink",
     "split_output",
 ]
 
@@ -392,6 +393,20 @@ class _Terminal:
         self.announced = False  # an `acpls/terminalUpdate` of it was pulled (take_in_order)
 
 
+class V1OutputSink:
+    """Appends v1 pipe text to one terminal, as `TerminalStore._v1_output` does."""
+
+    __slots__ = ("_dirty", "terminal")
+
+    def __init__(self, terminal: _Terminal, dirty: dict[_Terminal, None]) -> None:
+        self.terminal = terminal
+        self._dirty = dirty
+
+    def append(self, text: str) -> None:
+        self.terminal.out.append_text(text)
+        self._dirty.setdefault(self.terminal)
+
+
 class TerminalStore:
     """All terminals of all sessions, keyed by (sessionId, terminalId)."""
 
@@ -579,6 +594,32 @@ class TerminalStore:
         exit_item = meta.get("terminal_exit")
         if exit_item is not None:
             self._v1_exit(session_id, tool_call_id, exit_item)
+
+    def v1_output_sink(
+        self, session_id: str, tool_call_id: str, meta: Mapping[str, Any]
+    ) -> V1OutputSink | None:
+        """What `apply_v1_meta(session_id, tool_call_id, {key: {...meta's item, "data": text}})`
+        does to the terminal, as one call per text, for a `meta` that holds only one plain
+        (not snapshot) output item of a terminal that already shows a tool call; else None.
+        The line fast path (core/routing.py) uses it while `current` says it is still the
+        store's terminal."""
+        if len(meta) != 1:
+            return None
+        key, item = next(iter(meta.items()))
+        if key not in _V1_OUTPUT_KEYS or not isinstance(item, Mapping):
+            return None
+        terminal_id = _v1_terminal_id(item, tool_call_id, key)
+        if terminal_id is None or item.get("snapshot") is True:
+            return None
+        terminal = self._sessions.get(session_id, {}).get(terminal_id)
+        if terminal is None or terminal.state.tool_call_id is None:
+            return None
+        return V1OutputSink(terminal, self._output_dirty)
+
+    def current(self, sink: V1OutputSink) -> bool:
+        """Whether `sink`'s terminal is still this store's (not dropped with its session)."""
+        state = sink.terminal.state
+        return self._sessions.get(state.session_id, {}).get(state.terminal_id) is sink.terminal
 
     def _v1_info(self, session_id: str, tool_call_id: str, info: Any) -> None:
         terminal_id = _v1_terminal_id(info, tool_call_id, "terminal_info")
