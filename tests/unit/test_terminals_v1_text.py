@@ -11,6 +11,7 @@ import base64
 import re
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -144,4 +145,17 @@ def test_crlf_conversion_equals_the_look_behind_regex(lines: list[str], ends: li
     text = "".join(line + end for line, end in zip(lines, ends, strict=False)) + "".join(
         lines[len(ends) :]
     )
+    assert _crlf(text) == _BARE_LF.sub("\r\n", text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a" * 5000 + "\r\n" + "b\n" * 100 + "c\r\nd",  # long lines at first, then short ones
+        "x\r" + "b\n" * 3000,  # short lines with a CR: the two replaces
+        "\n" + "a" * 5000 + "\r\n" + "a" * 70 + "\n",  # a bare LF first, long lines
+        ("a" * 4094 + "\r\n") * 20,  # P1's form: nothing to add, returned as it is
+    ],
+)
+def test_crlf_conversion_judged_on_the_first_4096_characters_is_still_exact(text: str) -> None:
     assert _crlf(text) == _BARE_LF.sub("\r\n", text)

@@ -931,24 +931,42 @@ def _crlf(text: str) -> str:
     """Every LF not after a CR becomes CR LF. Only one-character searches where it can: CPython
     finds "\\r\\n" about 3x slower than "\\n" (the look-behind regex that says the same was
     slower still). Without CR one replace does it; with long lines (a Python step per line is
-    then cheap) split at LF and add the CR where the line lacks one; else two replaces."""
-    lines = text.count("\n")
-    if not lines:
+    then cheap, judged on the first `_CRLF_SAMPLE_CHARS`) walk from LF to LF and add the CR
+    where one is missing, copying nothing when none is; else two replaces."""
+    first = text.find("\n")
+    if first < 0:
         return text
     if "\r" not in text:
         return text.replace("\n", "\r\n")
-    if len(text) >= _CRLF_SPLIT_LINE_CHARS * lines:
-        parts = text.split("\n")
-        last = parts.pop()
-        parts = [part if part[-1:] == "\r" else part + "\r" for part in parts]
-        parts.append(last)
-        return "\n".join(parts)
+    sample = min(len(text), _CRLF_SAMPLE_CHARS)
+    if text.count("\n", 0, sample) * _CRLF_SPLIT_LINE_CHARS <= sample:
+        return _crlf_long_lines(text, first)
     return text.replace("\r\n", "\n").replace("\n", "\r\n")
 
 
-# Lines at least this long on average go through `_crlf`'s split path (measured: at 4 KiB lines
-# split + join is ~3x faster than the two replaces; at a few characters a line it is slower).
+def _crlf_long_lines(text: str, at: int) -> str:
+    """`_crlf` for text of long lines whose first LF is at `at`: text that already has a CR
+    before every LF (a pty's output, P1's 4 KiB chunks) is returned as it is, 64 KiB in ~4 us
+    against ~40 us for splitting it at LF and joining it again."""
+    find = text.find
+    pieces: list[str] = []
+    start = 0
+    while at >= 0:
+        if text[at - 1 : at] != "\r":  # at 0 the slice is empty: a bare LF
+            pieces.append(text[start:at])
+            pieces.append("\r")
+            start = at
+        at = find("\n", at + 1)
+    if not pieces:
+        return text
+    pieces.append(text[start:])
+    return "".join(pieces)
+
+
+# Lines at least this long on average go through `_crlf_long_lines` (measured: at 4 KiB lines
+# it is ~10x faster than the two replaces; at a few characters a line it is slower).
 _CRLF_SPLIT_LINE_CHARS = 64
+_CRLF_SAMPLE_CHARS = 4096
 
 
 def _check_limits(scrollback_bytes: int, trim_to: float) -> None:
