@@ -90,7 +90,8 @@ async function installKeyProbe(frame: Frame): Promise<void> {
 /** Starts a CPU profile of the page's renderer when PROFILE is set; the returned function stops it
  * and writes `${name}.cpuprofile`. */
 async function profile(page: Page, name: string): Promise<() => Promise<void>> {
-  if (PROFILE === undefined) return async () => undefined;
+  const stopTrace = await trace(page, name);
+  if (PROFILE === undefined) return stopTrace;
   const cdp = await page.context().newCDPSession(page);
   await cdp.send("Profiler.enable");
   await cdp.send("Profiler.setSamplingInterval", { interval: 500 });
@@ -99,6 +100,28 @@ async function profile(page: Page, name: string): Promise<() => Promise<void>> {
     const { profile: result } = await cdp.send("Profiler.stop");
     mkdirSync(PROFILE, { recursive: true });
     writeFileSync(join(PROFILE, `${name}.cpuprofile`), JSON.stringify(result));
+    await cdp.detach();
+    await stopTrace();
+  };
+}
+
+/** With TRACE=dir, a chromium trace of the same stretch (`${name}.trace.json`, timeline categories):
+ * where a CPU profile says only "(program)", it tells style, layout, paint and message handling
+ * apart, task by task (bench/trace.py sums it up). */
+async function trace(page: Page, name: string): Promise<() => Promise<void>> {
+  const dir = process.env.TRACE;
+  if (dir === undefined) return async () => undefined;
+  const cdp = await page.context().newCDPSession(page);
+  const events: unknown[] = [];
+  cdp.on("Tracing.dataCollected", (data: { value: unknown[] }) => events.push(...data.value));
+  const categories = ["devtools.timeline", "disabled-by-default-devtools.timeline", "v8.execute", "toplevel", "blink.user_timing"];
+  await cdp.send("Tracing.start", { traceConfig: { includedCategories: categories }, transferMode: "ReportEvents" });
+  return async () => {
+    const complete = new Promise<void>((resolve) => cdp.once("Tracing.tracingComplete", () => resolve()));
+    await cdp.send("Tracing.end");
+    await complete;
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `${name}.trace.json`), JSON.stringify({ traceEvents: events }));
     await cdp.detach();
   };
 }
