@@ -22,7 +22,7 @@ import {
   toolKindIcon,
   toolStatusLabel,
 } from "../model/conversation";
-import { ChatWindow, frameBudget, toRedraw } from "../model/chatWindow";
+import { ChatWindow, drawOrder, frameBudget, toRedraw } from "../model/chatWindow";
 import { PromptHistory } from "../model/history";
 import { renderInline, renderMarkdown } from "../model/markdown";
 import { sessionChoiceLabel } from "../model/multiAgent";
@@ -200,20 +200,21 @@ function renderPending(): void {
     const leaving = chatWindow.follow(items.length);
     for (let i = leaving.from; i < leaving.to; i++) dropNode(items[i]?.id);
   }
-  const shown = new Map<string, Item>();
+  const places = new Map<string, number>();
   for (let i = chatWindow.start; i < items.length; i++) {
     const item = items[i];
-    if (item !== undefined) shown.set(item.id, item);
+    if (item !== undefined) places.set(item.id, i);
   }
-  const ids = toRedraw(pending.items, shown);
+  const ids = drawOrder(toRedraw(pending.items, places), places, stick);
   let done = 0;
   const budget = frameBudget(began, lastKey);
   while (done < ids.length && (done === 0 || performance.now() - began < budget)) {
-    const item = shown.get(ids[done] ?? "");
-    if (item !== undefined) renderItem(item);
+    const place = places.get(ids[done] ?? "");
+    if (place !== undefined) renderItem(items, place);
     done += 1;
   }
-  pending.items = ids.slice(done);
+  // What waits goes back oldest first, as the updates marked it.
+  pending.items = ids.slice(done).sort((a, b) => (places.get(a) ?? 0) - (places.get(b) ?? 0));
   if (pending.header) renderHeader();
   if (pending.plan) renderPlan();
   pending.header = false;
@@ -224,6 +225,8 @@ function renderPending(): void {
     log.scrollTop = log.scrollHeight;
     following = true;
   }
+  // Busy while items of the page wait for a frame (the older ones, drawn after the end).
+  log.setAttribute("aria-busy", String(pending.items.length > 0));
   if (pending.items.length > 0) frame ??= requestAnimationFrame(renderPending);
 }
 
@@ -316,14 +319,20 @@ log.addEventListener("scroll", () => {
 // ---------------------------------------------------------------------------------------------------
 // Items
 
-function renderItem(item: Item): void {
+/** Draws `items[place]`; a new node goes before the node of the next item that has one (items
+ * are drawn newest first while following the end), else at the end of the log. */
+function renderItem(items: readonly Item[], place: number): void {
+  const item = items[place];
+  if (item === undefined) return;
   const existing = nodes.get(item.id);
   const node = existing ?? createItemNode(item);
   fillItem(node, item);
-  if (existing === undefined) {
-    nodes.set(item.id, node);
-    log.append(node);
-  }
+  if (existing !== undefined) return;
+  nodes.set(item.id, node);
+  let next: HTMLElement | undefined;
+  for (let i = place + 1; i < items.length && next === undefined; i++) next = nodes.get(items[i]?.id ?? "");
+  if (next === undefined) log.append(node);
+  else next.before(node);
 }
 
 function createItemNode(item: Item): HTMLElement {

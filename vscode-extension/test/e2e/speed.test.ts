@@ -71,6 +71,8 @@ describe("long outputs and long chats in VS Code", { timeout: 480_000 }, () => {
     const actions = page.locator(".quick-input-widget", { hasText: "Long chat (20000 updates) #1" });
     await actions.locator(".quick-input-list .monaco-list-row", { hasText: "Load it with its history" }).click();
     await panel.locator(".message.agent", { hasText: "LAST MESSAGE of chat-20000" }).waitFor({ timeout: 120_000 });
+    // The end is drawn first; the older items of the page follow in the next frames.
+    await panel.locator('.log[aria-busy="false"]').waitFor({ timeout: 10_000 });
     const note = panel.locator(".earlier");
     await note.waitFor({ state: "visible", timeout: 10_000 });
     const above = async (): Promise<number> => Number(/^(\d+) earlier items? (?:is|are) above/.exec((await note.locator(".earlier-text").textContent()) ?? "")?.[1] ?? NaN);

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { ChatWindow, FRAME_BUDGET_MS, frameBudget, toRedraw, TYPING_FRAME_BUDGET_MS, TYPING_MS } from "../../src/model/chatWindow";
+import { ChatWindow, drawOrder, FRAME_BUDGET_MS, frameBudget, toRedraw, TYPING_FRAME_BUDGET_MS, TYPING_MS } from "../../src/model/chatWindow";
 import { applyUpdate, emptySession } from "../../src/model/conversation";
 import type { SessionUpdate } from "../../src/protocol";
 
@@ -94,5 +94,13 @@ describe("chat window", () => {
     assert.equal(left.length, 300);
     assert.equal(left[0], "i19700");
     assert.equal(left.at(-1), "i19999");
+  });
+
+  test("following the end, a frame draws the newest items first; else in the order given", () => {
+    const places = new Map([["a", 7], ["b", 9], ["c", 8], ["d", 10]]);
+    // Marked by updates in this order (c changed last); on screen is the end: d, b, c, a.
+    assert.deepEqual(drawOrder(["a", "b", "d", "c"], places, true), ["d", "b", "c", "a"]);
+    assert.deepEqual(drawOrder(["a", "b", "d", "c"], places, false), ["a", "b", "d", "c"]);
+    assert.deepEqual(drawOrder([], places, true), []);
   });
 });
