@@ -503,3 +503,39 @@ def test_output_beyond_what_the_pane_can_take_is_skipped_with_a_note_where_it_wa
     assert result["old_fed"] is False, "nothing of the skipped message was fed"
     assert result["rest"] == 8 * 1024 * 1025, "the later message was fed whole"
     assert result["tail_ok"] is True
+
+
+def test_a_pane_shrunk_and_grown_again_keeps_every_row(plain_nvim):
+    """Resizes never drop rows (issue 18): rows a smaller pane cannot show go to its scrollback
+    and come back when it grows. (Resizing while output streams is a Neovim 0.11 bug, also with
+    its own :terminal: see doc/acpls.txt, acpls-terminals.)"""
+    nvim = plain_nvim
+    nvim.command("set lines=50 columns=100")
+    result = nvim.exec_lua(
+        """
+        local terms = require('acpls.terminals')
+        local function rows()
+          return vim.tbl_filter(function(l) return l ~= '' end, T.lines(terms.list()[1].buf))
+        end
+        local function settle() vim.cmd('redraw'); vim.wait(100); vim.cmd('redraw') end
+        terms.on_update({sessionId = 's', terminalId = 't', command = 'seq'}, {})
+        local win = terms.show('s', 't')
+        vim.api.nvim_win_set_height(win, 30)
+        local parts = {}
+        for i = 1, 100 do parts[#parts + 1] = ('line %03d\\n'):format(i) end
+        terms.on_output({sessionId = 's', terminalId = 't', text = table.concat(parts)}, {})
+        vim.wait(5000, function() return terms.pending_bytes() == 0 end, 5)
+        settle()
+        local before = rows()
+        vim.api.nvim_win_set_height(win, 5)
+        settle()
+        local shrunk = rows()
+        vim.api.nvim_win_set_height(win, 40)
+        settle()
+        return {before = before, shrunk = shrunk, grown = rows()}
+        """
+    )
+    expected = [f"line {i:03d}" for i in range(1, 101)]
+    assert result["before"] == expected
+    assert result["shrunk"] == expected
+    assert result["grown"] == expected
