@@ -3,6 +3,7 @@ bench/RESULTS.md with the revision. No timing here: the benchmarks themselves ar
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -14,9 +15,12 @@ REPO = Path(__file__).resolve().parents[2]
 def make_dry(*args: str) -> subprocess.CompletedProcess[str]:
     """`make -n` in the repository: nothing is built or measured, but the recursive `$(MAKE)`
     lines of a recipe run (in dry-run mode too), so what bench-editors hands on is seen."""
+    # Not the flags of a `make test` this runs under (its jobserver, -k, -s ...).
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
     return subprocess.run(
         ["make", "-n", "--no-print-directory", *args],
         cwd=REPO,
+        env=env,
         capture_output=True,
         text=True,
         timeout=120,
