@@ -622,3 +622,96 @@ def test_folds_follow_blocks_that_grow_while_the_user_types(editor_factory):
     ed.nvim.command("Acpls chat")
     assert ed.lua(FOLDS_MATCH_VIEW) == {"wrong": [], "folds": 4}
     assert ed.errors() == []
+
+
+# A chat of session s1 driven through its handler (no server): `feed(updates)` hands them to it,
+# `drawn()` is true once the chat shows them, `win` is its transcript window.
+DIRECT_CHAT = """
+local chat = require('acpls.chat')
+function _G.feed(updates)
+  for _, u in ipairs(updates) do
+    chat.on_session_update({ sessionId = 's1', update = u }, { client_id = 0 })
+  end
+  _G.drawn_now = false
+  local win = vim.fn.bufwinid(chat.list()[1].buf)
+  vim.api.nvim_win_call(win, function()
+    chat.current():when_drawn(function() _G.drawn_now = true end)
+  end)
+  return win
+end
+function _G.thought(id, text)
+  return { sessionUpdate = 'message_chunk', role = 'thought', messageId = id,
+           content = { type = 'text', text = text } }
+end
+"""
+
+
+def test_a_fold_the_user_opened_stays_open_while_its_thought_grows(plain_nvim):
+    plain_nvim.exec_lua(DIRECT_CHAT)
+    win = plain_nvim.exec_lua("return feed({thought('t1', 'one\\ntwo')})")
+    plain_nvim.exec_lua("vim.wait(5000, function() return drawn_now end, 5)")
+    fold_row = plain_nvim.exec_lua(
+        "return vim.api.nvim_win_call(..., function()"
+        " local r = vim.fn.search('^> _Thinking_$', 'w'); vim.cmd('normal! zo'); return r end)",
+        win,
+    )
+    plain_nvim.exec_lua("feed({thought('t1', '\\nthree\\nfour'), thought('t2', 'x\\ny')})")
+    plain_nvim.exec_lua("vim.wait(5000, function() return drawn_now end, 5)")
+    seen = plain_nvim.exec_lua(
+        """
+        local win, row = ...
+        return vim.api.nvim_win_call(win, function()
+          local last = vim.fn.search('^> four$', 'w')
+          local other = vim.fn.search('^> x$', 'w')
+          return {level = vim.fn.foldlevel(last), closed = vim.fn.foldclosed(row),
+                  other = vim.fn.foldclosed(other), last = last}
+        end)
+        """,
+        win,
+        fold_row,
+    )
+    # Still open, and reaching the thought's new last line; the new thought is closed.
+    assert seen["level"] == 1 and seen["closed"] == -1 and seen["other"] == seen["last"] + 2, seen
+
+
+def test_a_window_the_user_moved_during_a_long_load_stays_and_one_at_the_end_follows(
+    plain_nvim,
+):
+    """While updates wait the window at the end is moved there only now and then: one the user
+    moved up meanwhile is left where the user put it; one left at the end ends at the end."""
+    plain_nvim.exec_lua(DIRECT_CHAT)
+    plain_nvim.exec_lua(
+        "feed({thought('t0', 'a\\nb')}); vim.wait(5000, function() return drawn_now end, 5)"
+    )
+    # A second window on the chat, at its end like the first.
+    wins = plain_nvim.exec_lua(
+        "local buf = require('acpls.chat').list()[1].buf"
+        " local w = vim.api.nvim_open_win(buf, false, {split = 'above', win = vim.fn.bufwinid(buf)})"
+        " vim.api.nvim_win_set_cursor(w, {vim.api.nvim_buf_line_count(buf), 0})"
+        " return vim.fn.win_findbuf(buf)"
+    )
+    assert len(wins) == 2
+    moved, stays = wins
+    plain_nvim.exec_lua(
+        """
+        local moved = ...
+        local updates = {}
+        for i = 1, 20000 do
+          updates[i] = { sessionUpdate = 'message_chunk', role = 'agent', messageId = 'm' .. i,
+                         content = { type = 'text', text = 'line ' .. i } }
+        end
+        feed(updates)
+        -- After the first tick, with thousands still waiting, the user moves up.
+        local ticks = require('acpls.chat').stats().ticks
+        vim.wait(5000, function() return require('acpls.chat').stats().ticks > ticks end, 1)
+        vim.api.nvim_win_set_cursor(moved, {2, 0})
+        """,
+        moved,
+    )
+    assert not plain_nvim.exec_lua("return drawn_now")  # the load was still going on
+    plain_nvim.exec_lua("vim.wait(20000, function() return drawn_now end, 5)")
+    count = plain_nvim.exec_lua(
+        "return vim.api.nvim_buf_line_count(require('acpls.chat').list()[1].buf)"
+    )
+    assert plain_nvim.exec_lua("return vim.api.nvim_win_get_cursor(...)[1]", moved) == 2
+    assert plain_nvim.exec_lua("return vim.api.nvim_win_get_cursor(...)[1]", stays) == count
