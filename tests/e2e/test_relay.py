@@ -127,6 +127,38 @@ async def test_terminal_output_reaches_the_editor_in_capped_pieces_before_the_ex
     assert min(exits) > last_output
 
 
+async def test_output_past_the_scrollback_before_it_is_sent_reaches_the_editor_as_a_reset_saying_what_was_dropped(
+    client, workspace: Path, tmp_path: Path
+):
+    """More output than `terminal.scrollbackBytes` within one flush: acpls keeps the end and
+    sends it as a reset with `dropped`, the bytes before it that are gone, so the pane can say
+    it does not start at the beginning (issue 18: a trim says so in the pane)."""
+    lines = b"".join(b"line %05d\r\n" % i for i in range(2000))  # 24,000 bytes
+    steps = [
+        _update(sessionUpdate="terminal_update", terminalId="t1", command="cat big.log"),
+        _update(
+            sessionUpdate="terminal_output_chunk",
+            terminalId="t1",
+            data=base64.b64encode(lines).decode(),
+        ),
+    ]
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"protocol": 2, "on_prompt": steps}))
+    await start(
+        client,
+        workspace,
+        scripted(script, tmp_path / "agent.jsonl"),
+        terminal={"scrollbackBytes": 4096},
+    )
+    await command(client, "acpls.prompt", {"text": "cat"})
+    outputs = notifications(client, "acpls/terminalOutput")
+    assert outputs[0]["reset"] is True
+    shown = "".join(p["text"] for p in outputs)
+    assert 0 < len(shown) <= 4096 and lines.decode().endswith(shown)
+    assert outputs[0]["dropped"] == len(lines) - len(shown)
+    assert all("dropped" not in p for p in outputs[1:])
+
+
 async def test_a_burst_with_follow_stays_within_the_session_message_budget(
     client, workspace: Path, tmp_path: Path
 ):

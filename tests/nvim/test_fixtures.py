@@ -79,14 +79,16 @@ def test_every_fixture_goes_through_the_handlers(plain_nvim):
         "LAST MESSAGE",
     ):
         assert expected in chat, expected
-    # Terminal t1: the reset threw the earlier output away.
+    # Terminal t1: the reset threw the earlier output away, and the pane says that acpls keeps
+    # only the end of the output (the reset's `dropped`).
     term = nvim.exec_lua(
         "for _, t in ipairs(require('acpls.terminals').list()) do"
         " if t.terminalId == 't1' then vim.wait(50)"
         "  return {lines = T.lines(t.buf), status = t.status} end end"
     )
     text = [line for line in term["lines"] if line]
-    assert text[0] == "running tests"
+    assert text[0] == "[acpls: 4194304 earlier bytes not kept]"
+    assert text[1] == "running tests"
     assert not any("✓ ok" in line for line in text)
     assert term["status"] == "exit 1"
     signal = nvim.exec_lua(

@@ -554,7 +554,26 @@ def test_scrollback_trim_into_unsent_bytes_resets_to_what_is_kept() -> None:
     store.take_output()
     store.append_chunk(S, T, b64("€" * 12))  # 66 bytes: the cut reaches unsent bytes
     kept = store.output_bytes(S, T)
-    assert store.take_output() == [OutputBatch(S, T, kept.decode(), True)]
+    # The reset says how many bytes before its text are gone, so the pane can say so.
+    [batch] = store.take_output()
+    assert batch == OutputBatch(S, T, kept.decode(), True, 66 - len(kept))
+    assert batch.to_editor()["dropped"] == 66 - len(kept)
+    store.append_chunk(S, T, b64("more"))
+    assert store.take_output() == [OutputBatch(S, T, "more", False, 0)]
+
+
+def test_only_the_first_piece_of_a_reset_says_what_was_dropped() -> None:
+    pieces = split_output(OutputBatch(S, T, "x" * 10, True, 99), 4)
+    assert [(p.reset, p.dropped) for p in pieces] == [(True, 99), (False, 0), (False, 0)]
+    assert "dropped" not in pieces[1].to_editor()
+
+
+def test_a_snapshot_reset_drops_nothing(store: TerminalStore) -> None:
+    store.append_chunk(S, T, b64("first"))
+    store.apply_update(S, update(output={"data": b64("snap")}))
+    [batch] = store.take_output()
+    assert (batch.text, batch.reset, batch.dropped) == ("snap", True, 0)
+    assert "dropped" not in batch.to_editor()
 
 
 def test_scrollback_trim_prefers_a_line_start() -> None:
@@ -579,7 +598,8 @@ def test_snapshot_larger_than_scrollback_keeps_its_tail() -> None:
     store = TerminalStore(scrollback_bytes=10, trim_to=0.5)
     store.apply_update(S, update(output={"data": b64("0123456789abcdefghij")}))
     assert store.output_bytes(S, T) == b"fghij"
-    assert store.take_output() == [OutputBatch(S, T, "fghij", True)]
+    # The pane shows the snapshot's last 5 bytes and can say that 15 before them are not kept.
+    assert store.take_output() == [OutputBatch(S, T, "fghij", True, 15)]
 
 
 def test_pending_text_never_exceeds_the_scrollback() -> None:

@@ -242,6 +242,7 @@ export const checkTerminalOutputParams = object({
   terminalId: str,
   text: str,
   reset: optional(bool),
+  dropped: optional(int),
 });
 export type TerminalOutputParams = ReturnType<typeof checkTerminalOutputParams>;
 export const TerminalOutputNotification = new NotificationType<TerminalOutputParams>("acpls/terminalOutput");

@@ -150,7 +150,7 @@ export class TerminalController implements vscode.Disposable {
 
   private output(params: TerminalOutputParams): void {
     const agent = this.get(params.sessionId, params.terminalId);
-    agent.text.output(params.text, params.reset === true);
+    agent.text.output(params.text, params.reset === true, params.dropped ?? 0);
     if (agent.terminal === undefined) this.ensureShown(agent, false);
   }
 

@@ -344,6 +344,11 @@ function M.on_output(params, _ctx)
   local t = get(params.sessionId, params.terminalId)
   if params.reset then
     reset(t)
+    local dropped = tonumber(params.dropped)
+    if dropped and dropped > 0 then
+      -- acpls kept only the end of the output (terminal.scrollbackBytes): say so at the top.
+      enqueue(t, dim(('acpls: %d earlier bytes not kept'):format(dropped)))
+    end
   end
   local text = params.text
   if type(text) == 'string' and text ~= '' then

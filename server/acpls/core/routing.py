@@ -472,6 +472,7 @@ class UpdateRouter:
                         terminalId=event.terminal_id,
                         text=event.text,
                         reset=True if event.reset else None,
+                        dropped=event.dropped or None,
                     ),
                 )
             else:

@@ -95,6 +95,7 @@ class TerminalOutputParams:
     terminalId: str
     text: str
     reset: bool | None = None
+    dropped: int | None = None
 
 
 @attrs.define(kw_only=True)

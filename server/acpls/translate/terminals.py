@@ -161,12 +161,15 @@ class TerminalState:
 
 
 class OutputBatch(NamedTuple):
-    """Output of one terminal since the last pull; `reset` means: replace what was shown."""
+    """Output of one terminal since the last pull; `reset` means: replace what was shown.
+    `dropped` (on a reset only): bytes of the terminal's output before `text` that are not kept
+    (the scrollback bound), so the editor can say the pane does not start at the beginning."""
 
     session_id: str
     terminal_id: str
     text: str
     reset: bool
+    dropped: int = 0
 
     def to_editor(self) -> dict[str, Any]:
         """The `acpls/terminalOutput` params."""
@@ -177,6 +180,8 @@ class OutputBatch(NamedTuple):
         }
         if self.reset:
             shown["reset"] = True
+        if self.dropped:
+            shown["dropped"] = self.dropped
         return shown
 
 
@@ -196,15 +201,15 @@ def split_output(batch: OutputBatch, max_chars: int = MAX_OUTPUT_CHARS) -> list[
     if max_chars < 1:
         raise ValueError(f"max_chars must be positive, not {max_chars}")
     pieces: list[OutputBatch] = []
-    start, reset = 0, batch.reset
+    start, reset, dropped = 0, batch.reset, batch.dropped
     while start < len(text):
         end = start + max_chars
         if end < len(text):
             newline = text.rfind("\n", end - max_chars // 4, end)
             if newline != -1:
                 end = newline + 1
-        pieces.append(batch._replace(text=text[start:end], reset=reset))
-        start, reset = end, False
+        pieces.append(batch._replace(text=text[start:end], reset=reset, dropped=dropped))
+        start, reset, dropped = end, False, 0
     return pieces
 
 
@@ -323,8 +328,9 @@ class _Output:
             self._trim()
             self._start_reset()  # a smaller scrollback setting shrinks the editor's view too
 
-    def take(self) -> tuple[str, bool] | None:
-        """The text since the last take and whether it is a reset, or None if there is none."""
+    def take(self) -> tuple[str, bool, int] | None:
+        """The text since the last take, whether it is a reset and, for a reset, how many bytes
+        before the text are not kept; None if there is nothing."""
         if self.pending:
             self.flush()
         if self.rebuild:
@@ -345,7 +351,7 @@ class _Output:
         self.rebuild = False
         reset = self.reset
         self.reset = False
-        return text, reset
+        return text, reset, self.dropped if reset else 0
 
     def tail(self, byte_limit: int | None) -> tuple[str, bool]:
         """The last `byte_limit` retained bytes (cut at a character boundary) as text."""

@@ -244,7 +244,8 @@ export class TerminalText {
     return result;
   }
 
-  output(text: string, reset = false): void {
+  /** `dropped` (with `reset`): bytes before `text` that acpls no longer keeps; the pane says so. */
+  output(text: string, reset = false, dropped = 0): void {
     if (reset) {
       this.lastWasCR = false;
       this.exitShown = false;
@@ -257,6 +258,7 @@ export class TerminalText {
       this.queue = [];
       this.queueAt = 0;
       if (this.opened) this.enqueue(CLEAR_SEQUENCE);
+      if (dropped > 0) this.emit(`${dim(`[acpls: ${dropped} earlier bytes of this output are not kept (acpls.terminal.scrollbackBytes)]`)}\r\n`);
     }
     const normal = this.normalise(text);
     this.lines += countLineEnds(normal);

@@ -145,6 +145,23 @@ describe("terminal text", () => {
     assert.equal(written.filter((w) => w.includes("exited with code 1")).length, 1);
   });
 
+  test("a reset that acpls trimmed says how many bytes before it are not kept, also when reopened", () => {
+    const written: string[] = [];
+    const t = new TerminalText((s) => written.push(s));
+    t.open();
+    t.output("old\r\n");
+    t.output("kept tail\r\n", true, 4194304);
+    assert.equal(written[1], CLEAR_SEQUENCE);
+    assert.match(written[2] ?? "", /\[acpls: 4194304 earlier bytes of this output are not kept \(acpls\.terminal\.scrollbackBytes\)\]/);
+    assert.equal(written[3], "kept tail\r\n");
+    t.output("more", true);
+    assert.ok(!t.shown.includes("not kept"), "a reset with nothing dropped has no note");
+    t.output("again", true, 7);
+    t.close();
+    t.open();
+    assert.match(written.at(-1) ?? "", /\[acpls: 7 earlier bytes[^\]]*\]\x1b\[0m\r\nagain$/);
+  });
+
   test("a reopened terminal shows everything since the last reset", () => {
     const written: string[] = [];
     const t = new TerminalText((s) => written.push(s));
