@@ -70,6 +70,20 @@ export const FRAME_BUDGET_MS = 8;
 export const TYPING_FRAME_BUDGET_MS = 3;
 export const TYPING_MS = 600;
 
+/** Longest a redraw is put off for keys (see `holdsForKey`), so a fast typist never starves it. */
+export const KEY_HOLD_MAX_MS = 100;
+
+/**
+ * Whether the frame starting at `now` leaves the conversation alone because a key was pressed since
+ * the frame before (`lastKey` after `previousFrame`): that frame is the one that shows the key, and
+ * a redraw in it (its script, then the layout and paint of new items) came before the key on
+ * screen. The redraw takes the next frame without a new key, or goes ahead once it has been put
+ * off since `heldSince` for KEY_HOLD_MAX_MS.
+ */
+export function holdsForKey(now: number, lastKey: number, previousFrame: number, heldSince: number): boolean {
+  return lastKey > previousFrame && now - heldSince < KEY_HOLD_MAX_MS;
+}
+
 /** The redraw budget of a frame that starts at `now`, the last key having been pressed at `lastKey`. */
 export function frameBudget(now: number, lastKey: number): number {
   return now - lastKey < TYPING_MS ? TYPING_FRAME_BUDGET_MS : FRAME_BUDGET_MS;

@@ -1,7 +1,8 @@
 // The agent panel's page. It keeps a copy of the shown session, applies the host's batches of
 // session updates with the same reducer as the host, and redraws only the items an update changed,
-// at most once per animation frame and for at most frameBudget of it (less while keys arrive; the rest waits for the
-// next frame, so keys typed in the prompt are taken between frames). Only a window of a long
+// at most once per animation frame and for at most frameBudget of it (less while keys arrive, none
+// in the frame that shows a key; the rest waits for the next frame, so keys typed in the prompt are
+// taken between frames and shown at once). Only a window of a long
 // conversation is in the page (model/chatWindow.ts): the last items, older pages put back on scroll
 // or with "Show earlier", and a note above the first shown item saying what is above it. Markdown goes through the escaping renderer; all other text is
 // set with textContent. Nothing from the agent is ever run.
@@ -22,7 +23,7 @@ import {
   toolKindIcon,
   toolStatusLabel,
 } from "../model/conversation";
-import { ChatWindow, drawOrder, frameBudget, toRedraw } from "../model/chatWindow";
+import { ChatWindow, drawOrder, frameBudget, holdsForKey, toRedraw } from "../model/chatWindow";
 import { PromptHistory } from "../model/history";
 import { renderInline, renderMarkdown } from "../model/markdown";
 import { sessionChoiceLabel } from "../model/multiAgent";
@@ -41,13 +42,15 @@ const send = (message: PanelToHost): void => host.postMessage(message);
 // Keys typed here tell the host (at most once a KEYS_EVERY_MS): agent terminals then write smaller
 // slices further apart, so this page's keys are not stuck behind xterm.js parsing a big one.
 let keysSent = Number.NEGATIVE_INFINITY;
-/** When the last key was pressed here (performance.now()'s clock): redraws take less of a frame. */
+/** When the last key pressed here was handled (performance.now()): redraws take less of a frame, and
+ * none in the frame that shows the key. Not the event's time stamp: a key pressed during a long
+ * frame is handled after it, and the next frame is still the one that shows it. */
 let lastKey = Number.NEGATIVE_INFINITY;
 document.addEventListener(
   "keydown",
   (event) => {
     if (!isTyping(event.key, event.shiftKey)) return;
-    lastKey = event.timeStamp;
+    lastKey = performance.now();
     if (event.timeStamp - keysSent < KEYS_EVERY_MS) return;
     keysSent = event.timeStamp;
     send({ type: "keys" });
@@ -184,9 +187,20 @@ let scrollToEnd = false;
 /** The log follows its end (set by each redraw that scrolled there, cleared by scrolling away). */
 let following = true;
 
+/** When the last redraw frame began, and since when the redraw has been put off for keys. */
+let previousFrame = Number.NEGATIVE_INFINITY;
+let heldSince: number | undefined;
+
 function renderPending(): void {
   frame = undefined;
   const began = performance.now();
+  const keyed = holdsForKey(began, lastKey, previousFrame, (heldSince ??= began));
+  previousFrame = began;
+  if (keyed) {
+    frame = requestAnimationFrame(renderPending);
+    return;
+  }
+  heldSince = undefined;
   const stick = following || atBottom() || scrollToEnd;
   scrollToEnd = false;
   const items = session?.items ?? [];

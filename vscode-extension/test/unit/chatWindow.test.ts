@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { ChatWindow, drawOrder, FRAME_BUDGET_MS, frameBudget, toRedraw, TYPING_FRAME_BUDGET_MS, TYPING_MS } from "../../src/model/chatWindow";
+import { ChatWindow, drawOrder, FRAME_BUDGET_MS, frameBudget, holdsForKey, KEY_HOLD_MAX_MS, toRedraw, TYPING_FRAME_BUDGET_MS, TYPING_MS } from "../../src/model/chatWindow";
 import { applyUpdate, emptySession } from "../../src/model/conversation";
 import type { SessionUpdate } from "../../src/protocol";
 
@@ -102,5 +102,16 @@ describe("chat window", () => {
     assert.deepEqual(drawOrder(["a", "b", "d", "c"], places, true), ["d", "b", "c", "a"]);
     assert.deepEqual(drawOrder(["a", "b", "d", "c"], places, false), ["a", "b", "d", "c"]);
     assert.deepEqual(drawOrder([], places, true), []);
+  });
+
+  test("the frame after a key leaves the conversation alone, for KEY_HOLD_MAX_MS at most", () => {
+    // A key at 1000, the frame before began at 990: the frame at 1005 shows the key, no redraw.
+    assert.equal(holdsForKey(1005, 1000, 990, 1005), true);
+    // No key since the frame before: the redraw goes ahead.
+    assert.equal(holdsForKey(1022, 1000, 1005, 1005), false);
+    assert.equal(holdsForKey(1005, Number.NEGATIVE_INFINITY, 990, 1005), false);
+    // Keys in every frame: put off since 1005, it goes ahead KEY_HOLD_MAX_MS later.
+    assert.equal(holdsForKey(1005 + KEY_HOLD_MAX_MS - 1, 1090, 1080, 1005), true);
+    assert.equal(holdsForKey(1005 + KEY_HOLD_MAX_MS, 1090, 1080, 1005), false);
   });
 });
