@@ -7,6 +7,7 @@ import asyncio
 import sys
 
 from acpls.acp.process import AgentProcess
+from acpls.acp.transport import LineReader
 from acpls.flow import FlowGate
 
 
@@ -16,16 +17,15 @@ async def test_a_closed_gate_leaves_the_agents_output_unread_until_it_opens() ->
     received: list[bytes] = []
     got_line = asyncio.Event()
 
-    def on_stdout(data: bytes) -> None:
-        received.append(data)
-        if b"\n" in data:
-            got_line.set()
+    def on_line(line: bytes) -> None:
+        received.append(line)
+        got_line.set()
 
     process = AgentProcess(
         [sys.executable, "-c", "print('hello', flush=True)"],
         cwd=".",
         env={},
-        on_stdout=on_stdout,
+        on_stdout=LineReader(on_line, max_line=1024),
         on_exit=lambda _p: None,
         output_gate=gate,
     )
@@ -36,7 +36,7 @@ async def test_a_closed_gate_leaves_the_agents_output_unread_until_it_opens() ->
     assert received == []
     gate.open()
     await asyncio.wait_for(got_line.wait(), 10)
-    assert b"".join(received) == b"hello\n"
+    assert received == [b"hello"]
     await process.stop()
 
 

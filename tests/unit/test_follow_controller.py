@@ -6,8 +6,9 @@ import asyncio
 from typing import Any
 
 from acpls.core.follow import FollowController
+from acpls.core.routing import newest_location_line
 from acpls.supervisor import TaskSupervisor
-from acpls.translate.follow import FOLLOW_INTERVAL, FollowTarget
+from acpls.translate.follow import FOLLOW_INTERVAL, FollowTarget, FollowTracker
 from tests.fuzz.frame_fuzzer import FakeEditor
 
 
@@ -113,3 +114,29 @@ async def test_a_lead_that_is_not_urgent_keeps_the_window() -> None:
     await asyncio.sleep(FOLLOW_INTERVAL * 3)
     assert editor.follows == [0, 4]
     await tasks.aclose()
+
+
+def test_a_newer_blocks_lead_replaces_one_its_block_has_not_reached() -> None:
+    """A block that arrives while an earlier one is still handled (acp/delivery.py) is looked
+    ahead before the earlier block reaches its own newest location: the newer lead must be
+    offered, not passed over as one of the earlier block's older locations (it was, and the
+    flood's newest location never reached the editor: bench P2 'lost')."""
+    tracker = FollowTracker()
+    assert tracker.lead(_at(959), 0.0) == (_at(959), None)
+    assert tracker.offer(_at(2), 0.001) == (None, None)  # the first block's older lines
+    assert tracker.lead(_at(3119), 0.002) == (None, FOLLOW_INTERVAL)  # waits for the window
+    for line in range(3, 3120):  # the rest of both blocks, in order
+        assert tracker.offer(_at(line), 0.003) == (None, None)
+    assert tracker.due(FOLLOW_INTERVAL) == _at(3119)
+    assert tracker.due(FOLLOW_INTERVAL * 3) is None
+
+
+def test_the_look_ahead_takes_the_newest_whole_line_with_a_location() -> None:
+    """A read that ends inside a line (most reads of a flood do) still has its newest whole
+    location looked ahead (it had none, and the flood's first location was followed instead)."""
+    lines = [b'{"n":%d,"locations":[]}' % i for i in range(4)]
+    block = b"\n".join(lines) + b'\n{"n":4,"locations":[{"pa'
+    assert newest_location_line(block) == lines[3]
+    assert newest_location_line(block + b'th":1}]}\n') == b'{"n":4,"locations":[{"path":1}]}'
+    assert newest_location_line(lines[0] + b"\n" + lines[1]) is None  # its first line only
+    assert newest_location_line(b'{"other":1}\n{"n":9}\n') is None

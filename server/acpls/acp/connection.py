@@ -50,7 +50,7 @@ class AgentConnection:
             argv,
             cwd=cwd,
             env=env,
-            on_stdout=self._reader.feed,
+            on_stdout=self._reader,
             on_exit=self._process_exited,
             max_input_bytes=max_input_bytes,
             output_gate=output_gate,

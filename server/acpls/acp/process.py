@@ -20,6 +20,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 
+from acpls.acp.delivery import BlockSink, deliver
 from acpls.flow import FlowGate
 from acpls.services.process_group import ON_WINDOWS, spawn_options, stop_group
 from acpls.supervisor import TaskSupervisor
@@ -75,21 +76,30 @@ def _die_with_parent() -> None:
 
 
 async def _more_waiting(stream: asyncio.StreamReader, data: bytes) -> bytes:
-    """A full read: what else is already in the pipe joins it (one event-loop turn each, up to
-    STDOUT_PIPE_BYTES), so a burst is handled as one block whose newest location follow sees
-    first. Never waits for the agent."""
-    parts = [data]
-    held = len(data)
-    while held < STDOUT_PIPE_BYTES:
-        await asyncio.sleep(0)  # the transport reads what is in the pipe into the stream
-        if not stream._buffer:  # type: ignore[attr-defined]  # nothing more has arrived
-            break
-        more = await stream.read(STDOUT_PIPE_BYTES - held)  # returns at once: data is buffered
+    """A full read: what else is already in the pipe joins it (up to STDOUT_PIPE_BYTES), so a
+    burst is handled as one block whose newest location follow sees first."""
+    more = await _waiting_output(stream, STDOUT_PIPE_BYTES - len(data))
+    return data + more if more else data
+
+
+async def _waiting_output(stream: asyncio.StreamReader, limit: int) -> bytes:
+    """What the agent wrote that acpls has not read yet, up to `limit` bytes; never waits for the
+    agent. Each loop turn reads one chunk of the pipe, and runs this task before that read (its
+    wake-up was queued first): the pipe is empty once two turns in a row found nothing."""
+    parts: list[bytes] = []
+    held = idle = 0
+    while held < limit and idle < 2:
+        await asyncio.sleep(0)
+        if not stream._buffer:  # type: ignore[attr-defined]
+            idle += 1
+            continue
+        idle = 0
+        more = await stream.read(limit - held)  # returns at once: data is buffered
         if not more:
             break
         parts.append(more)
         held += len(more)
-    return b"".join(parts) if len(parts) > 1 else data
+    return b"".join(parts)
 
 
 class AgentProcess:
@@ -99,7 +109,7 @@ class AgentProcess:
         *,
         cwd: str,
         env: dict[str, str],
-        on_stdout: Callable[[bytes], None],
+        on_stdout: BlockSink,
         on_exit: Callable[[AgentProcess], None],
         max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES,
         output_gate: FlowGate | None = None,
@@ -220,7 +230,15 @@ class AgentProcess:
                 return
             if len(data) >= MORE_AFTER_BYTES:
                 data = await _more_waiting(stream, data)
-            self._on_stdout(data)
+            await deliver(data, self._on_stdout, lambda room: self._arrived(stream, room))
+
+    async def _arrived(self, stream: asyncio.StreamReader, room: int) -> bytes:
+        """A loop turn while a block is handled, then what the transport read meanwhile (at most
+        `room` bytes, nothing while the editor is behind): acp/delivery.py."""
+        if room <= 0 or not self._output_gate.is_open:
+            await asyncio.sleep(0)
+            return b""
+        return await _waiting_output(stream, room)
 
     async def _read_stderr(self) -> None:
         assert self._proc and self._proc.stderr

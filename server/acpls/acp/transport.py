@@ -451,22 +451,31 @@ class LineReader:
         self.block_done: Callable[[], None] | None = None
 
     def feed(self, data: bytes) -> None:
-        if self.lookahead is None:
-            self._feed(data)
-            return
-        self.lookahead(data)
+        """One block: seen, its lines handled, then told done."""
+        self.see(data)
         try:
-            self._feed(data)
+            self._feed(data, 0, len(data))
         finally:
-            if self.block_done is not None:
-                self.block_done()
+            self.handled()
 
-    def _feed(self, data: bytes) -> None:
-        start = 0
+    # A block in parts (acp/delivery.py): `see` each block as it arrives, `feed_range` its bytes
+    # in order, `handled` once every block seen so far was fed.
+    def see(self, data: bytes) -> None:
+        if self.lookahead is not None:
+            self.lookahead(data)
+
+    def feed_range(self, data: bytes, start: int, stop: int) -> None:
+        self._feed(data, start, stop)
+
+    def handled(self) -> None:
+        if self.block_done is not None:
+            self.block_done()
+
+    def _feed(self, data: bytes, start: int, stop: int) -> None:
         while True:
-            end = data.find(b"\n", start)
+            end = data.find(b"\n", start, stop)
             if end < 0:
-                self._hold(data[start:])
+                self._hold(data[start:stop])
                 return
             piece = data[start:end]
             start = end + 1

@@ -67,6 +67,20 @@ EARLY_SESSIONS = 64
 _V1_OUTPUT_META = frozenset({"terminal_output", "terminal_output_delta"})
 
 
+def newest_location_line(block: bytes) -> bytes | None:
+    """The last whole line of `block` after its first that mentions locations (None: none). A
+    read often ends inside a line, whose head is no message yet; the block's first line may be
+    the tail of one, and is handled first anyway."""
+    whole = block.rfind(b"\n")
+    at = block.rfind(b'"locations"', 0, max(whole, 0))
+    if at < 0:
+        return None
+    start = block.rfind(b"\n", 0, at) + 1
+    if start == 0:
+        return None
+    return block[start : block.find(b"\n", at)]
+
+
 class UpdateRouter:
     def __init__(
         self,
@@ -215,15 +229,11 @@ class UpdateRouter:
     def look_ahead(self, block: bytes) -> None:
         """Before a block of the agent's output is handled: the newest followed location in it
         goes to follow first (a flood of thousands of locations shows its newest at once)."""
-        at = block.rfind(b'"locations"')
-        if at < 0:
+        line = newest_location_line(block)
+        if line is None:
             return
-        start = block.rfind(b"\n", 0, at) + 1
-        end = block.find(b"\n", at)
-        if start == 0 or end < 0:
-            return  # the block's first line (nothing ahead of it), or not a whole line
         try:
-            message = orjson.loads(block[start:end])
+            message = orjson.loads(line)
         except orjson.JSONDecodeError:
             return
         target = self._follow_target(message)

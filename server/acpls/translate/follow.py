@@ -101,6 +101,9 @@ class FollowTracker:
             return None, None
         if urgent and self.is_move(target):
             self._last_sent_at = None
+        # A block seen while an earlier one is still handled (acp/delivery.py) is newer than
+        # that block's lead: it replaces it, and is offered rather than passed over.
+        self.ahead = None
         answer = self.offer(target, now)
         self.ahead = target
         return answer
