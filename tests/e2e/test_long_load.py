@@ -223,3 +223,88 @@ async def test_a_live_burst_in_batches_keeps_the_session_pacing(
     worst = max(sum(1 for t in arrivals if start <= t < start + 1.0) for start in arrivals)
     assert worst <= 60
     assert last == {c: f"step {BURST - CALLS + i}" for i, c in enumerate(calls)}
+
+
+def _ask(call_id: str) -> dict[str, Any]:
+    """A scripted agent's permission request: the test looks at what the editor has when asked."""
+    return {
+        "request": "session/request_permission",
+        "params": {
+            "sessionId": "$sessionId",
+            "options": [{"optionId": "ok", "name": "Allow", "kind": "allow_once"}],
+            "toolCall": {"toolCallId": call_id, "title": "Run it", "status": "pending"},
+        },
+    }
+
+
+def _shown_when_asked(client: Any, text: str) -> list[bool]:
+    """Answers every permission request, noting whether the editor had `text` by then."""
+    shown: list[bool] = []
+
+    def answer(params: Any) -> dict[str, Any]:
+        received, _ = session_updates(client, "long-1")
+        shown.append(any(text in json.dumps(u) for u in received))
+        return {"optionId": "ok"}
+
+    client.answer_permission = answer
+    return shown
+
+
+async def test_a_load_reaches_the_editor_while_the_agent_replays(
+    client: Any, workspace: Path, tmp_path: Path
+) -> None:
+    """Replayed updates go out at every flush (protocol.md 5.4.1), not all when the load
+    answers: the editor shows the history while acpls still reads it. The agent stops 0.3 s
+    halfway (flushes come every 16 ms) and asks for a permission: the first half is there."""
+    client.acpls_features = {"sessionUpdates": True}
+    history = replayed(2000)
+    half = {"sessionUpdate": "agent_message_chunk", "messageId": "half", "content": _text("HALF")}
+    steps = [{"update": u} for u in history[:1000]]
+    steps += [{"update": half}, {"sleep": 0.3}, _ask("ask-1")]
+    steps += [{"update": u} for u in history[1000:]]
+    script = tmp_path / "long.json"
+    script.write_text(
+        json.dumps(
+            {
+                "protocol": 1,
+                "on_initialize": {"agentCapabilities": {"loadSession": True}},
+                "on_load": steps,
+            }
+        )
+    )
+    shown = _shown_when_asked(client, "HALF")
+    await start(client, workspace, scripted(script, tmp_path / "agent.jsonl"))
+    await command(client, "acpls.loadSession", {"sessionId": "long-1"})
+    assert shown == [True]
+    received, _ = session_updates(client, "long-1")
+    view = received_view(received)
+    assert view[-1][1].endswith('LAST MESSAGE"}]')
+
+
+async def test_a_turn_after_a_long_load_streams(
+    client: Any, workspace: Path, tmp_path: Path
+) -> None:
+    """A loaded history is not a live turn (protocol.md 5.4.1): its updates are not charged to
+    the session's pacing, so the next turn's updates reach the editor while the turn runs.
+    Charged, 2,000 replayed updates left the session ~40 s in debt and the turn was shown only
+    when it ended. The agent's permission request comes 0.3 s after its first update: by then
+    a paced flush (every 16 ms) has sent it."""
+    client.acpls_features = {"sessionUpdates": True}
+    live = {"sessionUpdate": "agent_message_chunk", "content": _text("LIVE ONE")}
+    script = tmp_path / "long.json"
+    script.write_text(
+        json.dumps(
+            {
+                "protocol": 1,
+                "on_initialize": {"agentCapabilities": {"loadSession": True}},
+                "on_load": [{"update": u} for u in replayed(2000)],
+                "on_prompt": [{"update": live}, {"sleep": 0.3}, _ask("ask-1")],
+            }
+        )
+    )
+    shown = _shown_when_asked(client, "LIVE ONE")
+    await start(client, workspace, scripted(script, tmp_path / "agent.jsonl"))
+    await command(client, "acpls.loadSession", {"sessionId": "long-1"})
+    result = await command(client, "acpls.prompt", {"sessionId": "long-1", "text": "go on"})
+    assert result["stopReason"] == "end_turn"
+    assert shown == [True]

@@ -17,7 +17,8 @@ coalescing until the budget allows. A queue that has sent nothing for `QUEUE_STA
 send one item on any credit, and follow then leaves it that one (`MessageBudget.follow_need`), so
 tool calls still move while follow takes most of the budget.
 `FlushScheduler.flush_now` (the end of a turn) sends everything regardless: the turn's result
-must follow all of its updates.
+must follow all of its updates. A replayed history (core/routing.py) is taken whole at every flush
+and not charged: it is not a live turn.
 """
 
 from __future__ import annotations
@@ -154,12 +155,15 @@ class UpdateQueue:
         self._items[key] = {**previous, "content": joined}
         return True
 
-    def take(self) -> list[dict[str, Any]]:
-        """Everything waiting, whatever the budget (and charged to it)."""
+    def take(self, *, charge: bool = True) -> list[dict[str, Any]]:
+        """Everything waiting, whatever the budget; charged to it unless `charge` is false (a
+        replayed history is not a live turn: charging its thousands of updates would leave the
+        session minutes in debt, its next turn shown only when it ends)."""
         items = list(self._items.values())
         self._items.clear()
         self._last_chunk_key = None
-        self.budget.spend(len(items))
+        if charge:
+            self.budget.spend(len(items))
         self.budget.queue_starved_at = float("inf")
         return items
 

@@ -405,6 +405,10 @@ class UpdateRouter:
         return path_to_uri(str(transcript.path))
 
     def replay(self, session: Session, enabled: bool) -> None:
+        if not enabled and self.editor.custom_mode:
+            # The replay's last updates, uncharged like the rest of it, before what ending the
+            # replay adds (those are the session's own and paced as such).
+            self._flush_queue(session.id, session.queue, replay=True)
         for update in session.normalizer.replay_mode(enabled):
             self._to_editor(session, update)
         self.pump.poke()
@@ -459,7 +463,8 @@ class UpdateRouter:
         editor = self.editor
         if editor.custom_mode:
             for session in list(self.sessions.values()):
-                self._flush_queue(session.id, session.queue)
+                replaying = session.normalizer.replaying
+                self._flush_queue(session.id, session.queue, replay=replaying)
             # A terminal's output before the update that ends it (translate/terminals.py).
             self._send_terminal_events(self.terminals.take_in_order())
         else:
@@ -501,11 +506,19 @@ class UpdateRouter:
             if transcript is not None and isinstance(event, OutputBatch):
                 transcript.terminal_output(event.terminal_id, event.text)
 
-    def _flush_queue(self, session_id: str, queue: UpdateQueue, *, force: bool = False) -> None:
+    def _flush_queue(
+        self, session_id: str, queue: UpdateQueue, *, force: bool = False, replay: bool = False
+    ) -> None:
+        """Send what waits for a session: paced in a live turn; all of it, uncharged, while the
+        agent replays a loaded session (protocol.md 5.4.1): the editor would get it all at once
+        when the load answers anyway, and taking it as it comes lets the editor show the history
+        while acpls still reads it."""
         if not queue:
             return
         pump = self.pump
-        if pump.forced or force:
+        if replay:
+            updates = queue.take(charge=False)
+        elif pump.forced or force:
             updates = queue.take()
         else:
             now = time.monotonic()
