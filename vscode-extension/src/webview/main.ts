@@ -224,7 +224,7 @@ function renderPending(): void {
   const budget = frameBudget(began, lastKey);
   while (done < ids.length && (done === 0 || performance.now() - began < budget)) {
     const place = places.get(ids[done] ?? "");
-    if (place !== undefined) renderItem(items, place);
+    if (place !== undefined) renderItem(items, place, places);
     done += 1;
   }
   // What waits goes back oldest first, as the updates marked it.
@@ -335,7 +335,7 @@ log.addEventListener("scroll", () => {
 
 /** Draws `items[place]`; a new node goes before the node of the next item that has one (items
  * are drawn newest first while following the end), else at the end of the log. */
-function renderItem(items: readonly Item[], place: number): void {
+function renderItem(items: readonly Item[], place: number, places: ReadonlyMap<string, number>): void {
   const item = items[place];
   if (item === undefined) return;
   const existing = nodes.get(item.id);
@@ -343,15 +343,30 @@ function renderItem(items: readonly Item[], place: number): void {
   fillItem(node, item);
   if (existing !== undefined) return;
   nodes.set(item.id, node);
-  let next: HTMLElement | undefined;
-  for (let i = place + 1; i < items.length && next === undefined; i++) next = nodes.get(items[i]?.id ?? "");
+  const next = nextNode(items, place, places);
   if (next === undefined) log.append(node);
   else next.before(node);
+}
+
+/** The node a new item at `place` goes before: none when it comes after the log's last node (asked
+ * first: a page that does not follow the end grows with a long load, and scanning its undrawn
+ * items for each new one would cost a frame's budget), else that of the next item that has one. */
+function nextNode(items: readonly Item[], place: number, places: ReadonlyMap<string, number>): HTMLElement | undefined {
+  const last = log.lastElementChild;
+  if (last === earlierNote) return undefined;
+  const lastPlace = last instanceof HTMLElement ? places.get(last.dataset.id ?? "") : undefined;
+  if (lastPlace !== undefined && lastPlace < place) return undefined;
+  for (let i = place + 1; i < items.length; i++) {
+    const node = nodes.get(items[i]?.id ?? "");
+    if (node !== undefined) return node;
+  }
+  return undefined;
 }
 
 function createItemNode(item: Item): HTMLElement {
   if (item.kind === "message" && item.role === "thought") {
     const details = el("details", "item thought");
+    details.dataset.id = item.id;
     const summary = el("summary");
     summary.append(icon("lightbulb"), el("span", undefined, "Thinking"));
     details.append(summary, el("div", "md"));
