@@ -182,6 +182,48 @@ def test_every_line_ending_form_starts_its_line_at_column_0(plain_nvim):
     ]
 
 
+def test_output_past_the_pending_bound_is_skipped_with_a_note_and_the_rest_converted(plain_nvim):
+    """20 MB of pipe output (bare LFs) arriving faster than it is fed: the oldest is skipped down
+    to half the 16 MB bound, a note says how much where it was, and everything after it reaches
+    the terminal whole, in order, every LF with its CR, the exit line last."""
+    result = plain_nvim.exec_lua(
+        """
+        local terms = require('acpls.terminals')
+        local sent = {}
+        local send = vim.api.nvim_chan_send
+        vim.api.nvim_chan_send = function(chan, data) sent[#sent + 1] = data; return send(chan, data) end
+        terms.on_update({sessionId = 's', terminalId = 't', command = 'flood'}, {})
+        local pad = ('x'):rep(87) .. '\\n'
+        for m = 0, 19 do
+          local rows = {}
+          for i = m * 10000, m * 10000 + 9999 do rows[#rows + 1] = ('row %07d '):format(i) .. pad end
+          terms.on_output({sessionId = 's', terminalId = 't', text = table.concat(rows)}, {})
+        end
+        terms.on_update({sessionId = 's', terminalId = 't', command = 'flood',
+                         exitStatus = {exitCode = 0}}, {})
+        local done = vim.wait(60000, function() return terms.pending_bytes() == 0 end, 5)
+        vim.api.nvim_chan_send = send
+        local all = table.concat(sent)
+        local note_at, note_end, skipped = all:find('acpls: (%d+) bytes of output skipped')
+        local rest = all:sub(note_end + 1)
+        local first = tonumber(rest:match('row (%d+)'))
+        local n, last = 0, nil
+        for row in rest:gmatch('row (%d+) ') do n = n + 1; last = tonumber(row) end
+        return {done = done, note_at = note_at, skipped = tonumber(skipped), first = first,
+                last = last, rows = n, bare_lf = rest:find('[^\\r]\\n') ~= nil,
+                tail = rest:sub(-40)}
+        """
+    )
+    assert result["done"] is True
+    assert result["note_at"] < 100
+    assert result["skipped"] >= 8_000_000
+    assert result["first"] == result["skipped"] // 100
+    assert result["last"] == 199_999
+    assert result["rows"] == result["last"] - result["first"] + 1
+    assert result["bare_lf"] is False
+    assert "[process exit 0]" in result["tail"]
+
+
 def test_a_2000_line_output_is_complete_in_a_pane_opened_live(editor_factory, tmp_path):
     """The `User AcplsTerminal` → `terminals.show` recipe opens a 12-row pane as the terminal
     starts while its output streams in; every line reaches the pane, in order, and the exit line

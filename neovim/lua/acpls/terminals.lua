@@ -116,7 +116,7 @@ local function get(sid, tid)
   local k = key(sid, tid)
   local t = terms[k]
   if not t then
-    t = { sessionId = sid, terminalId = tid, queue = {}, qhead = 1, qtail = 0, qbytes = 0, skipped = 0 }
+    t = { sessionId = sid, terminalId = tid, queue = {}, raw = {}, qhead = 1, qtail = 0, qbytes = 0, skipped = 0 }
     terms[k] = t
     table.insert(order, k)
     open(t)
@@ -159,11 +159,42 @@ local function dim(text)
   return ('\r\n\27[2m[%s]\27[0m\r\n'):format(text)
 end
 
-local function enqueue(t, text)
+-- How many times `what` is in `text` (plain, not overlapping).
+local function count_plain(text, what)
+  local n, at = 0, 1
+  while true do
+    at = text:find(what, at, true)
+    if not at then
+      return n
+    end
+    n, at = n + 1, at + #what
+  end
+end
+
+-- A bare LF moves down without returning to column 0 in a terminal; output from pipes has them.
+-- Text is either all LF (a pipe) or all CR LF (a pty) nearly always: those take a plain gsub and
+-- two plain searches, and only mixed text the pattern `\r?\n`, which cost ~1.7x the plain gsub
+-- per byte (E1's log: ~40% of the handler's time went to it). Done when a piece is first fed,
+-- not in the handler: the LSP client queues every message's handler in Neovim's event queue, so
+-- a flood's handlers ran back to back ahead of the user's keys and RPC (E3), and output skipped
+-- as more than the pane could show is never converted.
+local function crlf(text)
+  if not text:find('\r', 1, true) then
+    return (text:gsub('\n', '\r\n'))
+  end
+  if count_plain(text, '\n') == count_plain(text, '\r\n') then
+    return text
+  end
+  return (text:gsub('\r?\n', '\r\n'))
+end
+
+-- `raw`: output as the agent sent it, its line ends converted when it is first fed.
+local function enqueue(t, text, raw)
   local q = t.queue
   -- A queue with explicit ends: `#` of a table whose front was taken is not its last index.
   t.qtail = t.qtail + 1
   q[t.qtail] = text
+  t.raw[t.qtail] = raw or nil
   t.qbytes = t.qbytes + #text
   if t.qbytes > PENDING_MAX_BYTES then
     -- Skip the oldest waiting output down to half the bound; say so where it was.
@@ -172,6 +203,7 @@ local function enqueue(t, text)
       skipped = skipped + #q[t.qhead]
       t.qbytes = t.qbytes - #q[t.qhead]
       q[t.qhead] = nil
+      t.raw[t.qhead] = nil
       t.qhead = t.qhead + 1
     end
     if skipped > 0 then
@@ -187,7 +219,7 @@ local function enqueue(t, text)
 end
 
 local function drop_queue(t)
-  t.queue, t.qhead, t.qtail, t.qbytes = {}, 1, 0, 0
+  t.queue, t.raw, t.qhead, t.qtail, t.qbytes = {}, {}, 1, 0, 0
   feeding[t] = nil
 end
 
@@ -197,6 +229,13 @@ local function take_slice(t, size)
   local parts, n = {}, 0
   while t.qhead <= t.qtail and n < size do
     local piece = q[t.qhead]
+    if t.raw[t.qhead] then
+      -- Whole pieces are converted, as they came: a cut could part a CR from its LF.
+      t.raw[t.qhead] = nil
+      local converted = crlf(piece)
+      t.qbytes = t.qbytes + #converted - #piece
+      piece = converted
+    end
     if n + #piece <= size then
       parts[#parts + 1] = piece
       n = n + #piece
@@ -211,21 +250,9 @@ local function take_slice(t, size)
   end
   t.qbytes = t.qbytes - n
   if t.qhead > t.qtail then
-    t.queue, t.qhead, t.qtail = {}, 1, 0
+    t.queue, t.raw, t.qhead, t.qtail = {}, {}, 1, 0
   end
   return table.concat(parts)
-end
-
--- How many times `what` is in `text` (plain, not overlapping).
-local function count_plain(text, what)
-  local n, at = 0, 1
-  while true do
-    at = text:find(what, at, true)
-    if not at then
-      return n
-    end
-    n, at = n + 1, at + #what
-  end
 end
 
 local function feed(t, slice)
@@ -325,20 +352,6 @@ local function note_exit(t)
   enqueue(t, dim(note))
 end
 
--- A bare LF moves down without returning to column 0 in a terminal; output from pipes has them.
--- Text is either all LF (a pipe) or all CR LF (a pty) nearly always: those take a plain gsub and
--- two plain searches, and only mixed text the pattern `\r?\n`, which cost ~1.7x the plain gsub
--- per byte (E1's log: ~40% of the handler's time went to it).
-local function crlf(text)
-  if not text:find('\r', 1, true) then
-    return (text:gsub('\n', '\r\n'))
-  end
-  if count_plain(text, '\n') == count_plain(text, '\r\n') then
-    return text
-  end
-  return (text:gsub('\r?\n', '\r\n'))
-end
-
 --- `acpls/terminalOutput`
 function M.on_output(params, _ctx)
   local t = get(params.sessionId, params.terminalId)
@@ -352,7 +365,7 @@ function M.on_output(params, _ctx)
   end
   local text = params.text
   if type(text) == 'string' and text ~= '' then
-    enqueue(t, crlf(text))
+    enqueue(t, text, true)
   end
   if params.reset then
     note_exit(t)
