@@ -396,9 +396,9 @@ end
 -- redrawn once, at its end; with the timer 300 times); the 1 ms of before idled after each tick.
 local APPLY_BUDGET_NS = 4 * 1000 * 1000
 -- The writes (set_lines, an extmark a line, the folds) come after the budget's check: a tick
--- writes at most MAX_TICK_LINES. It was 300 while each tick also moved the window to the end
--- and the markdown syntax parsed every line written (~40 us each, see FOLLOW_EVERY_NS).
-local MAX_TICK_LINES = 1000
+-- writes at most MAX_TICK_LINES. 1,000 made E4's longest tick 8-21 ms (E5 keys p99 29-34 ms)
+-- where 300 made it 5-9 ms (keys p99 7-20 ms), in one run, at the same total load time.
+local MAX_TICK_LINES = 300
 local busy = {} ---@type table<table, boolean> chats with updates waiting
 local apply_timer = nil ---@type uv.uv_timer_t?
 local apply_queued = false
