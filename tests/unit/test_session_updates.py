@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acpls.acp.converter import structure
-from acpls.acp.models import ContentChunk
+from acpls.acp.models import ContentChunk, ToolCall, ToolCallUpdate
 from acpls.translate import session_updates
 from acpls.translate.session_updates import Normalized, SessionUpdateNormalizer
 
@@ -594,3 +594,71 @@ def test_plain_text_chunks_skip_the_model() -> None:
     assert not session_updates._plain_text_chunk(
         {"sessionUpdate": "agent_message_chunk", "content": {**text("x"), "annotations": {}}}
     )
+
+
+_TOOL_CALL_VALUES = st.one_of(
+    st.sampled_from(["c1", "c2", "Read a.py", "read", "_acme", "in_progress", "completed", ""]),
+    st.none(),
+    st.integers(0, 2),
+    st.just([{"path": "/ws/a.py", "line": 3}]),
+    st.just({"k": 1}),
+)
+_TOOL_CALLS = st.builds(
+    lambda kind, fields: {"sessionUpdate": kind, **fields},
+    st.sampled_from(["tool_call", "tool_call_update"]),
+    st.dictionaries(
+        st.sampled_from(
+            ["toolCallId", "title", "name", "kind", "status", "locations", "_meta", "rawInput", "x"]
+        ),
+        _TOOL_CALL_VALUES,
+        max_size=6,
+    ),
+)
+_TOOL_MODELS = {"tool_call": ToolCall, "tool_call_update": ToolCallUpdate}
+
+
+@settings(max_examples=400, deadline=None)
+@given(_TOOL_CALLS)
+def test_a_plain_tool_call_is_built_as_the_model_path_builds_it(update: dict[str, Any]) -> None:
+    """Field for field, key order (`wire_order`) and unknown keys (`extra`) included."""
+    cls = _TOOL_MODELS[update["sessionUpdate"]]
+    built = session_updates._plain_tool_call(update, cls)
+    if built is None:
+        return
+    structured = structure(update, cls)
+    assert built == structured
+    assert built.wire_order == structured.wire_order
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.one_of(_TOOL_CALLS, _CHUNKS), max_size=12), st.booleans(), st.sampled_from([1, 2])
+)
+def test_the_tool_call_fast_path_normalises_exactly_as_the_model_path(
+    updates: list[dict[str, Any]], replaying: bool, version: int
+) -> None:
+    def run(fast: bool) -> list[Any]:
+        normalizer = SessionUpdateNormalizer(version)
+        out: list[Any] = normalizer.replay_mode(True) if replaying else []
+        original = session_updates._plain_tool_call
+        session_updates._plain_tool_call = original if fast else (lambda _u, _m: None)  # type: ignore[assignment]
+        try:
+            for update in updates:
+                result = normalizer.normalize(update)
+                state = result.tool_call.state.to_editor() if result.tool_call else None
+                out.append((result.editor_updates, state))
+        finally:
+            session_updates._plain_tool_call = original  # type: ignore[assignment]
+        return out + normalizer.replay_mode(False)
+
+    assert run(True) == run(False)
+
+
+def test_plain_tool_calls_skip_the_model() -> None:
+    """A replay's tool calls and status changes (string fields only) are built by hand."""
+    plain = session_updates._plain_tool_call
+    assert plain(tool_call(title="Read", kind="read", status="pending"), ToolCall) is not None
+    assert plain(tool_update(status="completed"), ToolCallUpdate) is not None
+    assert plain(tool_update(status=None), ToolCallUpdate) is None
+    assert plain(tool_update(locations=[]), ToolCallUpdate) is None
+    assert plain({"sessionUpdate": "tool_call", "title": "no id"}, ToolCall) is None

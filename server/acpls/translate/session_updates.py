@@ -139,6 +139,38 @@ def _plain_text_chunk(update: JsonObject) -> bool:
     )
 
 
+# The keys of a tool-call update whose values are plain strings: a call's first line and its
+# status changes, nearly all of what a replay holds.
+_PLAIN_TOOL_CALL_FIELDS: dict[str, str] = {
+    "sessionUpdate": "session_update",
+    "toolCallId": "tool_call_id",
+    "title": "title",
+    "name": "name",
+    "kind": "kind",
+    "status": "status",
+}
+
+
+def _plain_tool_call(
+    update: JsonObject, model: type[ToolCall] | type[ToolCallUpdate]
+) -> ToolCall | ToolCallUpdate | None:
+    """The model `structure(update, model)` makes, built directly when every key is one of
+    `_PLAIN_TOOL_CALL_FIELDS` with a string value (None: any other update, for `structure`).
+    cattrs' generated structuring costs about as much as the rest of a tool call's routing."""
+    fields = _PLAIN_TOOL_CALL_FIELDS
+    kwargs: dict[str, Any] = {}  # strings only, for fields typed `str | ...`
+    for key, value in update.items():
+        name = fields.get(key)
+        if name is None or type(value) is not str:
+            return None
+        kwargs[name] = value
+    if "tool_call_id" not in kwargs:
+        return None
+    built = model(**kwargs)
+    built.wire_order = tuple(update)
+    return built
+
+
 def _plain_text(block: Any) -> str | None:
     if type(block) is dict and block.get("type") == "text" and len(block) == 2:
         text = block.get("text")
@@ -453,9 +485,9 @@ class SessionUpdateNormalizer:
         kind = update["sessionUpdate"]
         model: ToolCall | ToolCallUpdate | ToolCallContentChunk
         if kind == "tool_call":
-            model = structure(update, ToolCall)
+            model = _plain_tool_call(update, ToolCall) or structure(update, ToolCall)
         elif kind == "tool_call_update":
-            model = structure(update, ToolCallUpdate)
+            model = _plain_tool_call(update, ToolCallUpdate) or structure(update, ToolCallUpdate)
         else:
             model = structure(update, ToolCallContentChunk)
         replay = self._replay
