@@ -35,6 +35,8 @@ class LspEditorPort:
         # Documents the editor applied an edit to and has not sent the didChange of yet: URI ->
         # the version before the edit.
         self._unreported: dict[str, int] = {}
+        # (capabilities, custom_mode of them): see custom_mode.
+        self._mode_of: tuple[types.ClientCapabilities | None, bool] = (None, False)
 
     # -- capabilities ----------------------------------------------------------------------------
     @property
@@ -46,9 +48,13 @@ class LspEditorPort:
 
     @property
     def custom_mode(self) -> bool:
+        # Asked for every update routed to the editor: worked out once per capabilities object.
         caps = self._caps
-        experimental = getattr(caps, "experimental", None) if caps else None
-        return isinstance(experimental, dict) and isinstance(experimental.get("acpls"), dict)
+        if caps is not self._mode_of[0]:
+            experimental = getattr(caps, "experimental", None) if caps else None
+            custom = isinstance(experimental, dict) and isinstance(experimental.get("acpls"), dict)
+            self._mode_of = (caps, custom)
+        return self._mode_of[1]
 
     def supports(self, feature: str) -> bool:
         caps = self._caps

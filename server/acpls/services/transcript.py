@@ -125,7 +125,7 @@ class Transcript:
             if update.get("role") == "user":
                 return None  # the prompt is written by user_prompt
             self._block(str(update.get("role", "agent")))
-            self._append("".join(_content_text(c) for c in update.get("content") or []))
+            self._append(_blocks_text(update.get("content") or []))
         elif kind == "tool_call":
             self._tool_call(update.get("toolCall") or {})
         elif kind == "plan":
@@ -224,6 +224,21 @@ def _tool_text(content: Any) -> str:
         if isinstance(item, dict) and item.get("type") == "content"
     ]
     return "\n".join(t for t in texts if t)
+
+
+def _blocks_text(blocks: list[Any]) -> str:
+    """`_content_text` of each block, joined; a plain text block (nearly every block of a
+    loaded session's messages) is read in place: this runs for each replayed message."""
+    return "".join(
+        [
+            block["text"]
+            if type(block) is dict
+            and block.get("type") == "text"
+            and type(block.get("text")) is str
+            else _content_text(block)
+            for block in blocks
+        ]
+    )
 
 
 def _content_text(content: Any) -> str:
