@@ -312,7 +312,8 @@ def run_chat_load(tmp: Path, updates: int) -> dict[str, Any]:
         print(
             f"  {updates}: {seconds:.2f} s, every update delivered to the chat by"
             f" {delivered:.2f} s; the chat's handlers {handlers:.2f} s"
-            f" ({stats['ticks']} ticks, the longest {stats.get('max_tick_ns', 0) / 1e6:.1f} ms);"
+            f" ({stats['ticks']} ticks, the longest {stats.get('max_tick_ns', 0) / 1e6:.1f} ms,"
+            f" {stats.get('max_tick_cpu_ns', 0) / 1e6:.1f} ms CPU);"
             " typing in the prompt meanwhile:"
             f" key p99 {p99(keys):.1f} ms, RPC p99 {p99(rtts):.1f} ms",
             flush=True,
