@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import pytest
@@ -662,3 +663,40 @@ def test_plain_tool_calls_skip_the_model() -> None:
     assert plain(tool_update(status=None), ToolCallUpdate) is None
     assert plain(tool_update(locations=[]), ToolCallUpdate) is None
     assert plain({"sessionUpdate": "tool_call", "title": "no id"}, ToolCall) is None
+
+
+def _reference_digest(blocks: list[Any]) -> bytes:
+    """The fingerprint as its docstring defines it: each run of plain text blocks as the digest
+    of its concatenated text, every other block as its canonical JSON."""
+    done = hashlib.blake2b(digest_size=16)
+    run: list[str] | None = None
+    for block in blocks:
+        text = session_updates._plain_text(block)
+        if text is not None:
+            run = [*(run or []), text]
+            continue
+        if run is not None:
+            joined = "".join(run).encode("utf-8", "surrogatepass")
+            done.update(b"T" + hashlib.blake2b(joined, digest_size=16).digest())
+            run = None
+        done.update(b"B" + session_updates._canonical_json(block))
+    if run is not None:
+        joined = "".join(run).encode("utf-8", "surrogatepass")
+        done.update(b"T" + hashlib.blake2b(joined, digest_size=16).digest())
+    return done.digest()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.builds(text, st.text(max_size=3)) | _BLOCKS, max_size=6))
+def test_a_checked_text_block_hashes_as_the_block_does(blocks: list[Any]) -> None:
+    """`add_text` (a replayed chunk already known to be plain text) and `add` of the block both
+    give the fingerprint its definition gives."""
+    by_block, by_text = session_updates._Fingerprint(), session_updates._Fingerprint()
+    for block in blocks:
+        by_block.add(block)
+        text = session_updates._plain_text(block)
+        if text is None:
+            by_text.add(block)
+        else:
+            by_text.add_text(text)
+    assert by_text.digest() == by_block.digest() == _reference_digest(blocks)

@@ -95,17 +95,26 @@ class _Fingerprint:
             self._done = self._run = None
 
     def add(self, block: Any) -> None:
+        text = _plain_text(block)
+        if text is not None:
+            self.add_text(text)
+            return
+        self._thaw()
+        self._close_run()
+        self._done.update(b"B" + _canonical_json(block))
+
+    def add_text(self, text: str) -> None:
+        """`add` of a plain text block, for a caller that has already checked it is one (a
+        replayed chunk: `_plain_text_chunk`)."""
+        self._thaw()
+        if self._run is None:
+            self._run = hashlib.blake2b(digest_size=16)
+        self._run.update(text.encode("utf-8", "surrogatepass"))
+
+    def _thaw(self) -> None:
         if self._frozen is not None:  # not expected: continue from the digest so far
             self._done = hashlib.blake2b(self._frozen, digest_size=16)
             self._frozen = None
-        text = _plain_text(block)
-        if text is not None:
-            if self._run is None:
-                self._run = hashlib.blake2b(digest_size=16)
-            self._run.update(text.encode("utf-8", "surrogatepass"))
-            return
-        self._close_run()
-        self._done.update(b"B" + _canonical_json(block))
 
     def _close_run(self) -> None:
         if self._run is not None:
@@ -354,7 +363,8 @@ class SessionUpdateNormalizer:
     # ----------------------------------------------------------------------- messages
 
     def _chunk(self, update: JsonObject, result: Normalized) -> None:
-        if not _plain_text_chunk(update):
+        plain = _plain_text_chunk(update)
+        if not plain:
             # Validates; the editor gets the agent's own objects. A plain text chunk (nearly all
             # of a replay) is checked by `_plain_text_chunk` alone: structuring it costs more
             # than everything else acpls does with it.
@@ -373,9 +383,13 @@ class SessionUpdateNormalizer:
         if chain is None or chain.role != role:
             out.extend(self._end_chain())
             chain = self._start_auto_chain(role)
-        if chain.replay is not None:
-            chain.replay.blocks.append(block)
-            chain.replay.fingerprint.add(block)
+        held = chain.replay
+        if held is not None:
+            held.blocks.append(block)
+            if plain:
+                held.fingerprint.add_text(block["text"])
+            else:
+                held.fingerprint.add(block)
             return
         assert chain.message_id is not None
         if chain.auto:
