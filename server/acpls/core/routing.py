@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
@@ -532,13 +532,20 @@ class UpdateRouter:
             # message (decoding, dispatch), and a load flushes thousands at once.
             for start in range(0, len(updates), BATCH_UPDATES):
                 piece = updates[start : start + BATCH_UPDATES]
+                if len(piece) == 1:  # a lone last piece goes as itself (protocol.md 5.4.1)
+                    self._notify_one(notify, session_id, piece[0])
+                    continue
                 notify(
                     msg.SESSION_UPDATES,
                     msg.SessionUpdatesParams(sessionId=session_id, updates=piece),
                 )
             return
         for update in updates:
-            notify(msg.SESSION_UPDATE, msg.SessionUpdateParams(sessionId=session_id, update=update))
+            self._notify_one(notify, session_id, update)
+
+    @staticmethod
+    def _notify_one(notify: Callable[[str, Any], None], session_id: str, update: Any) -> None:
+        notify(msg.SESSION_UPDATE, msg.SessionUpdateParams(sessionId=session_id, update=update))
 
     def session_closed(self, session: Session) -> None:
         """The session ended (core/sessions.py): what it queued still reaches the editor, then
