@@ -6,12 +6,13 @@ import asyncio
 import contextlib
 import os
 import subprocess
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from acpls.services.watcher import Baseline, DiskChange, TurnWatcher
+from acpls.services.watcher import Baseline, DiskChange, TurnWatcher, _Ref  # pyright: ignore[reportPrivateUsage]
 from acpls.state.review import ReviewStore
 from acpls.translate.text_edits import apply_text_edits
 
@@ -280,3 +281,137 @@ async def test_remember_before_start_and_forgotten_after_stop(ws: Path) -> None:
         assert (await watcher.baseline_for(target)).known is False
     finally:
         await watcher.stop(flush=False)
+
+
+# -- the final flush: the disk listed again at the end of the turn, no blind wait ---------------
+
+
+def age(*paths: Path) -> None:
+    """Stamp the files an hour back, as files the user has not touched just now: their stat at
+    turn start then shows any later write (it is not "racy")."""
+    old = time.time() - 3600
+    for path in paths:
+        os.utime(path, (old, old))
+
+
+class SleepSpy:
+    """Records every non-zero `asyncio.sleep` while it is installed (yields still happen)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.delays: list[float] = []
+        original = asyncio.sleep
+
+        async def spy(delay: float, result: object = None) -> object:
+            if delay:
+                self.delays.append(delay)
+            return await original(delay, result)
+
+        monkeypatch.setattr(asyncio, "sleep", spy)
+
+
+async def aged_watcher(ws: Path, changes: Changes, **kwargs: int) -> TurnWatcher:
+    age(ws / "src" / "main.py", ws / "old.txt")
+    watcher = TurnWatcher([str(ws)], changes.on_change, debounce_ms=50, use_git=False, **kwargs)
+    await watcher.start()
+    return watcher
+
+
+async def test_final_flush_reports_each_last_write_once_without_waiting(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    changes = Changes()
+    watcher = await aged_watcher(ws, changes)
+    watcher.remember(str(ws / "src" / "main.py"), "x = 1\n")
+    (ws / "src" / "main.py").write_text("x = 2\n")
+    (ws / "old.txt").unlink()
+    (ws / "src" / "new.py").write_text("new\n")
+    sleeps = SleepSpy(monkeypatch)
+    await watcher.stop()
+    assert sleeps.delays == []  # the listing vouched for every file: no debounce wait
+    assert not watcher.running
+    by_path = {c.path: c for c in changes.seen}
+    assert sorted(c.path for c in changes.seen) == sorted(by_path)  # each once
+    main = by_path[real(ws / "src" / "main.py")]
+    assert (main.change, main.text, main.existed_before) == ("modified", "x = 2\n", True)
+    gone = by_path[real(ws / "old.txt")]
+    assert (gone.change, gone.existed_before) == ("deleted", True)
+    new = by_path[real(ws / "src" / "new.py")]
+    assert (new.change, new.text, new.existed_before) == ("added", "new\n", False)
+    assert len(by_path) == 3
+
+
+async def test_final_flush_baseline_is_the_turns(ws: Path) -> None:
+    changes = Changes()
+    watcher = await aged_watcher(ws, changes)
+    watcher.remember(str(ws / "src" / "main.py"), "x = 1\n")
+    (ws / "src" / "main.py").write_text("x = 2\n")
+    baselines: list[Baseline] = []
+
+    async def on_change(change: DiskChange) -> None:
+        baselines.append(await watcher.baseline_for(change.path))
+
+    watcher._on_change = on_change  # pyright: ignore[reportPrivateUsage]
+    await watcher.stop()
+    assert baselines == [Baseline(known=True, text="x = 1\n", source="remembered")]
+
+
+async def test_write_seen_by_the_watch_is_not_reported_again_at_the_end(ws: Path) -> None:
+    changes = Changes()
+    watcher = await aged_watcher(ws, changes)
+    (ws / "old.txt").write_text("new\n")
+    await changes.wait_for(ws / "old.txt")
+    await watcher.stop()
+    assert [c.path for c in changes.seen] == [real(ws / "old.txt")]
+
+
+async def test_written_and_restored_file_reported_once_with_its_turn_start_text(ws: Path) -> None:
+    changes = Changes()
+    watcher = await aged_watcher(ws, changes)
+    (ws / "old.txt").write_text("tmp\n")
+    (ws / "old.txt").write_text("old\n")
+    await watcher.stop()
+    assert [(c.path, c.text) for c in changes.seen] == [(real(ws / "old.txt"), "old\n")]
+
+
+async def test_untouched_files_are_not_reported_by_the_final_flush(ws: Path) -> None:
+    changes = Changes()
+    watcher = await aged_watcher(ws, changes)
+    await watcher.stop()
+    assert changes.seen == []
+
+
+async def test_incomplete_listing_keeps_the_debounce_wait(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    changes = Changes()
+    watcher = await aged_watcher(ws, changes, max_snapshot_files=1)
+    (ws / "old.txt").write_text("new\n")
+    sleeps = SleepSpy(monkeypatch)
+    await watcher.stop()
+    assert sleeps.delays == [0.15]
+    assert real(ws / "old.txt") in changes.paths()
+
+
+def test_changed_since_reads_again_a_racy_reported_file_and_gives_up_on_a_racy_listed_one(
+    ws: Path,
+) -> None:
+    watcher = TurnWatcher([str(ws)], lambda _c: None)
+    path = real(ws / "old.txt")
+    now = time.time_ns()
+    stat = (now - 1_000_000, 4, now - 1_000_000, 7)  # stamped a millisecond before the stat
+    watcher._snapshot_complete = True  # pyright: ignore[reportPrivateUsage]
+    watcher._refs[path] = _Ref(stat, now, reported=True)  # pyright: ignore[reportPrivateUsage]
+    # Unchanged stat, but a same-size rewrite in that tick would not show: the text decides.
+    assert watcher._changed_since({path: stat}) == {path}  # pyright: ignore[reportPrivateUsage]
+    watcher._refs[path] = _Ref(stat, now, reported=False)  # pyright: ignore[reportPrivateUsage]
+    assert watcher._changed_since({path: stat}) is None  # pyright: ignore[reportPrivateUsage]
+    old = (now - 10**10, 4, now - 10**10, 7)
+    watcher._refs[path] = _Ref(old, now, reported=False)  # pyright: ignore[reportPrivateUsage]
+    assert watcher._changed_since({path: old}) == set()  # pyright: ignore[reportPrivateUsage]
+    assert watcher._changed_since({}) == {path}  # pyright: ignore[reportPrivateUsage]
+
+
+def test_whole_second_stamps_are_racy_for_longer() -> None:
+    second = 1_700_000_000 * 10**9
+    assert _Ref((second, 1, second, 1), second + 2 * 10**9, reported=False).racy()
+    assert not _Ref((second + 1, 1, second + 1, 1), second + 2 * 10**9, reported=False).racy()

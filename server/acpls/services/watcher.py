@@ -55,6 +55,16 @@ IGNORED_DIRS = frozenset(
 _SWAP_SUFFIXES = (".swp", ".swx", ".swo", "~")
 _GIT_TIMEOUT_S = 5.0
 _TEXT_PROBE = 8192
+# How far back a file's timestamps must lie before the moment it was stat'ed for any later write
+# to show in them: more than one tick of the filesystem's clock. Linux stamps files from its
+# coarse clock (one jiffy, at most 10 ms); filesystems with whole-second stamps (FAT: 2 s) are
+# told apart by a stamp with no sub-second part.
+_RACY_NS = 20_000_000
+_RACY_WHOLE_SECONDS_NS = 3_000_000_000
+
+# (mtime_ns, size, ctime_ns, inode) of a file; any write changes it unless it is racy (see
+# `_Ref.racy`). The size stays at index 1 (git's double check reads it).
+Stat = tuple[int, int, int, int]
 
 
 @attrs.frozen
@@ -81,6 +91,31 @@ class Baseline:
 
 
 ChangeCallback = Callable[[DiskChange], Awaitable[None] | None]
+
+
+@attrs.frozen
+class _Ref:
+    """What the watcher last knew of a file: its stat (None: no file) taken at `at_ns` (wall
+    clock, read just before the stat), and whether that came from a report (whose text is in
+    `_last`) or from the turn-start listing or an ignored change (no text kept)."""
+
+    stat: Stat | None
+    at_ns: int
+    reported: bool
+
+    def racy(self) -> bool:
+        """A later write in the same clock tick as the stat could leave it unchanged (the
+        "racy git" problem): true when both stamps are within a tick of `at_ns`."""
+        if self.stat is None:
+            return False
+        mtime, _size, ctime, _ino = self.stat
+        whole = mtime % 1_000_000_000 == 0 and ctime % 1_000_000_000 == 0
+        margin = _RACY_WHOLE_SECONDS_NS if whole else _RACY_NS
+        return min(mtime, ctime) > self.at_ns - margin
+
+
+# What a report says of a file: whether it exists, its text, whether it is text.
+_State = tuple[bool, str | None, bool]
 
 
 @attrs.define
@@ -118,10 +153,17 @@ class TurnWatcher:
         self._stop = asyncio.Event()
         self._ignore: dict[str, float] = {}
         self._remembered: dict[str, str] = {}
-        self._snapshot: dict[str, tuple[int, int]] = {}
+        self._snapshot: dict[str, Stat] = {}
         self._snapshot_complete = False
+        self._listed_at_ns = 0
         self._repos: list[_Repo] = []
         self._seen: set[str] = set()
+        # Per path, the last thing reported (a repeat of it is not reported again) and the stat
+        # behind what the watcher last knew (the final flush compares the disk with it).
+        self._last: dict[str, _State] = {}
+        self._refs: dict[str, _Ref] = {}
+        # One batch at a time: the final flush runs after a batch under way, never beside it.
+        self._lock = asyncio.Lock()
 
     @property
     def running(self) -> bool:
@@ -135,13 +177,16 @@ class TurnWatcher:
             return
         self._stop = asyncio.Event()
         self._seen.clear()
+        self._last.clear()
+        self._refs.clear()
         roots = self._existing_roots()
         if not roots:
             return
-        self._task = asyncio.create_task(self._run(roots), name="acpls-turn-watcher")
+        self._task = asyncio.create_task(self._run(roots, self._stop), name="acpls-turn-watcher")
         # The watch is set up synchronously in the task's first step; let it take that step.
         for _ in range(3):
             await asyncio.sleep(0)
+        self._listed_at_ns = time.time_ns()
         self._snapshot, self._snapshot_complete = await asyncio.to_thread(self._list_files, roots)
         self._repos = await self._git_state(roots) if self._use_git else []
 
@@ -152,18 +197,34 @@ class TurnWatcher:
         return roots
 
     async def stop(self, *, flush: bool = True) -> None:
-        """Stop watching (the turn ended). With `flush`, changes written just before the end
-        still get one debounce period to arrive."""
+        """Stop watching (the turn ended). With `flush`, every change written before the end is
+        reported first: found by listing the roots again and comparing with what the watcher
+        knew (no wait), or, when that cannot vouch for every file, by giving the watch one
+        debounce period more, as before."""
         task = self._task
         if task is None:
             self._remembered.clear()
             return
         try:
-            if flush and not task.done():
-                await asyncio.sleep((self._debounce_ms + 100) / 1000)
+            if flush and not task.done() and await self._flush_by_listing():
+                self._end_soon(task)
+            else:
+                await self._wait_and_end(task, flush)
         finally:
             # Even when cancelled (acpls exiting mid-turn): the watch runs in a worker thread that
             # only this event stops, and the interpreter would wait for that thread at exit.
+            self._stop.set()
+            self._task = None
+            # What was remembered belongs to this turn; the next one starts from scratch.
+            self._remembered.clear()
+
+    async def _wait_and_end(self, task: asyncio.Task[None], flush: bool) -> None:
+        """With `flush`, give the watch one debounce period more for the last writes to arrive;
+        then stop it and wait for its end."""
+        try:
+            if flush and not task.done():
+                await asyncio.sleep((self._debounce_ms + 100) / 1000)
+        finally:
             self._stop.set()
         try:
             await asyncio.wait_for(asyncio.shield(task), 2.0)
@@ -171,10 +232,59 @@ class TurnWatcher:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        finally:
-            self._task = None
-            # What was remembered belongs to this turn; the next one starts from scratch.
-            self._remembered.clear()
+
+    async def _flush_by_listing(self) -> bool:
+        """Report what changed on disk since the watcher last knew each file, and stop the
+        watch. False (nothing done) when the listing cannot vouch for every file: cut short,
+        or a file whose stamps are within a clock tick of when it was stat'ed and whose text
+        the watcher does not hold (a same-size rewrite in that tick changes no stamp).
+
+        Why not drain the watch's pending events instead: watchfiles yields a batch only after
+        `step` ms of quiet and discards what it holds when stopped, so its pending events
+        cannot be had without a wait. The disk itself is the truth once the turn has ended:
+        every write the agent made before is visible to stat and read."""
+        if not self._snapshot_complete:
+            return False
+        roots = self._existing_roots()
+        listing, complete = await asyncio.to_thread(self._list_files, roots)
+        if not complete:
+            return False
+        async with self._lock:
+            found = await asyncio.to_thread(self._changed_since, listing)
+            if found is None:
+                return False
+            # Set before reporting: a batch the watch still yields is not handled (`_run`); what
+            # it holds was written before now, and the listing above has it.
+            self._stop.set()
+            await self._handle(found, time.time_ns())
+        return True
+
+    def _changed_since(self, listing: dict[str, Stat]) -> set[str] | None:
+        """Paths whose file appeared, vanished or changed since the watcher last knew it; None
+        when a racy stat leaves that unknowable (see `_flush_by_listing`). Runs in a worker
+        thread, under the lock (nothing else changes `_refs` meanwhile)."""
+        found: set[str] = set()
+        for path in self._snapshot.keys() | self._refs.keys() | listing.keys():
+            ref = self._refs.get(path)
+            if ref is None:
+                ref = _Ref(self._snapshot.get(path), self._listed_at_ns, reported=False)
+            now = listing.get(path)
+            unchanged = ref.stat == now
+            if unchanged and not ref.racy():
+                continue
+            if not self._wanted(watchfiles.Change.modified, path):
+                continue
+            if unchanged and not ref.reported:
+                return None
+            found.add(path)  # a racy reported file is read again and its text compared
+        return found
+
+    def _end_soon(self, task: asyncio.Task[None]) -> None:
+        """The watch's thread ends at its next step (at most `step` ms) now that the stop event
+        is set; nothing waits for it, but the task is kept until then (asyncio holds tasks
+        weakly)."""
+        _ENDING.add(task)
+        task.add_done_callback(_ENDING.discard)
 
     # -- what the caller tells us --------------------------------------------------------------
 
@@ -213,17 +323,21 @@ class TurnWatcher:
 
     # -- watching ------------------------------------------------------------------------------
 
-    async def _run(self, roots: list[str]) -> None:
+    async def _run(self, roots: list[str], stop: asyncio.Event) -> None:
         try:
             async for batch in watchfiles.awatch(
                 *roots,
                 watch_filter=self._wanted,
                 debounce=self._debounce_ms,
                 step=50,
-                stop_event=self._stop,
+                stop_event=stop,
                 ignore_permission_denied=True,
             ):
-                await self._handle({path for _change, path in batch})
+                received_ns = time.time_ns()
+                async with self._lock:
+                    if stop.is_set():
+                        return  # the final flush has reported this batch's changes
+                    await self._handle({path for _change, path in batch}, received_ns)
         except Exception:
             log.exception("file watcher failed; direct disk writes are not seen this turn")
 
@@ -237,13 +351,29 @@ class TurnWatcher:
         parts = os.path.relpath(path, root).split(os.sep)
         return not any(part in IGNORED_DIRS for part in parts)
 
-    async def _handle(self, paths: set[str]) -> None:
+    async def _handle(self, paths: set[str], received_ns: int) -> None:
+        """Report the changes of `paths`, read from the disk now; `received_ns` is when their
+        events arrived."""
         for path in sorted(paths):
             if self._consume_ignore(path):
+                # The editor's or acpls' own write: nothing to report, and no text to compare a
+                # later change with (a later event is reported whatever its text). Its stat is
+                # dated back to the batch: the agent may have written since, and that write,
+                # whose event may still be pending, must not pass for part of the ignored one
+                # (its stamps are newer than the batch, so the final flush cannot vouch).
+                self._last.pop(path, None)
+                ref = await asyncio.to_thread(self._ref_now, path, False)
+                self._refs[path] = attrs.evolve(ref, at_ns=received_ns)
                 continue
-            change = await asyncio.to_thread(self._describe, path)
-            if change is None:
+            described = await asyncio.to_thread(self._describe, path)
+            if described is None:
                 continue
+            change, ref = described
+            self._refs[path] = ref
+            state = (change.change != "deleted", change.text, change.is_text)
+            if self._last.get(path) == state:
+                continue  # nothing new since the last report of this path (a repeat event)
+            self._last[path] = state
             self._seen.add(path)
             try:
                 result = self._on_change(change)
@@ -252,20 +382,31 @@ class TurnWatcher:
             except Exception:
                 log.exception("change callback failed for %s", path)
 
-    def _describe(self, path: str) -> DiskChange | None:
-        """Runs in a worker thread: it touches the disk."""
+    def _describe(self, path: str) -> tuple[DiskChange, _Ref] | None:
+        """Runs in a worker thread: it touches the disk. The stat is taken before the read, so
+        a write between them shows as a change of the stat at the final flush."""
         existed: bool | None = path in self._snapshot
         if not existed and not self._snapshot_complete:
             existed = None
         if os.path.isdir(path):
             return None
+        ref = self._ref_now(path, True)
         if not os.path.lexists(path):
             if existed is False and path not in self._seen:
                 return None  # a temporary file that came and went during the turn
-            return DiskChange(path, "deleted", None, False, existed)
+            return DiskChange(path, "deleted", None, False, existed), ref
         text, is_text = self._read_text(path)
         kind: ChangeKind = "added" if existed is False and path not in self._seen else "modified"
-        return DiskChange(path, kind, text, is_text, existed)
+        return DiskChange(path, kind, text, is_text, existed), ref
+
+    @staticmethod
+    def _ref_now(path: str, reported: bool) -> _Ref:
+        at_ns = time.time_ns()
+        try:
+            stat: Stat | None = _stat_of(os.stat(path))
+        except OSError:
+            stat = None
+        return _Ref(stat, at_ns, reported)
 
     def _consume_ignore(self, path: str) -> bool:
         now = time.monotonic()
@@ -281,9 +422,9 @@ class TurnWatcher:
 
     # -- files ---------------------------------------------------------------------------------
 
-    def _list_files(self, roots: list[str]) -> tuple[dict[str, tuple[int, int]], bool]:
-        """(mtime_ns, size) of the files under the roots, and whether the listing is complete."""
-        found: dict[str, tuple[int, int]] = {}
+    def _list_files(self, roots: list[str]) -> tuple[dict[str, Stat], bool]:
+        """`Stat` of the files under the roots, and whether the listing is complete."""
+        found: dict[str, Stat] = {}
         pending = list(roots)
         while pending:
             directory = pending.pop()
@@ -297,8 +438,7 @@ class TurnWatcher:
                         if entry.name not in IGNORED_DIRS:
                             pending.append(entry.path)
                     elif entry.is_file():
-                        stat = entry.stat()
-                        found[os.path.realpath(entry.path)] = (stat.st_mtime_ns, stat.st_size)
+                        found[os.path.realpath(entry.path)] = _stat_of(entry.stat())
                 except OSError:
                     continue
                 if len(found) >= self._max_snapshot_files:
@@ -346,6 +486,13 @@ class TurnWatcher:
             return None
         text, _is_text = _as_text(data, self._max_file_bytes)
         return text
+
+
+_ENDING: set[asyncio.Task[None]] = set()
+
+
+def _stat_of(stat: os.stat_result) -> Stat:
+    return (stat.st_mtime_ns, stat.st_size, stat.st_ctime_ns, stat.st_ino)
 
 
 def _real(path: str) -> str:
