@@ -12,11 +12,13 @@ import pytest
 from acpls.acp.transport import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
+    RELEASE_AFTER_BYTES,
     REQUEST_CANCELLED,
     AcpError,
     AcpProtocol,
     LineReader,
 )
+from acpls.services.memory import release_free_heap
 
 
 class Wire:
@@ -54,6 +56,33 @@ def test_line_reader_drops_an_over_long_line_and_keeps_going(
     assert lines == [b"ok"]
     assert reader.dropped_lines == 1
     assert "longer than limits.maxLineBytes" in caplog.text
+
+
+def test_line_reader_gives_a_large_held_lines_memory_back_once_it_is_gone() -> None:
+    # A line held in pieces of RELEASE_AFTER_BYTES or more: its memory is given back after it
+    # was dropped (too long) or handled; short lines and lines read in one piece never ask.
+    big = RELEASE_AFTER_BYTES
+    lines: list[bytes] = []
+    releases: list[int] = []
+    reader = LineReader(lines.append, max_line=2 * big, release_memory=lambda: releases.append(1))
+    reader.feed(b"short\n" + b"a" * 10)
+    reader.feed(b"b\n")
+    assert (lines, releases) == ([b"short", b"a" * 10 + b"b"], [])
+    reader.feed(b"x" * big + b"\n")  # one piece: nothing was held
+    assert releases == []
+    reader.feed(b"y" * (big - 1))
+    reader.feed(b"y\n")
+    assert len(lines[-1]) == big and releases == [1]
+    reader.feed(b"z" * big)
+    reader.feed(b"z" * big)
+    reader.feed(b"z")  # over the limit while held: dropped
+    assert releases == [1, 1] and reader.dropped_lines == 1
+    reader.feed(b"z\nafter\n")
+    assert lines[-1] == b"after" and releases == [1, 1]
+
+
+def test_release_free_heap_runs_where_there_is_no_malloc_trim_too() -> None:
+    release_free_heap()  # glibc: returns free pages; elsewhere: does nothing, never raises
 
 
 def test_garbage_line_is_logged_and_connection_lives_on(caplog: pytest.LogCaptureFixture) -> None:

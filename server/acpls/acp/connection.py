@@ -25,6 +25,7 @@ from acpls.acp.transport import (
     NotificationHandler,
 )
 from acpls.flow import FlowGate
+from acpls.services.memory import release_free_heap
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ class AgentConnection:
         name: str = "",
     ) -> None:
         self.protocol = AcpProtocol()
-        self._reader = LineReader(self.protocol.feed_line, max_line_bytes)
+        self._reader = LineReader(self.protocol.feed_line, max_line_bytes, release_free_heap)
         self.process = AgentProcess(
             argv,
             cwd=cwd,

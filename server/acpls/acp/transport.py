@@ -436,12 +436,26 @@ def _error_object(error: Any) -> AcpErrorObject:
     return AcpErrorObject(int(code), str(message), getattr(error, "data", None))
 
 
-class LineReader:
-    """Splits a byte stream into lines, never holding more than `max_line` bytes of one line."""
+# A line held in pieces at least this long is rare; once it is gone, its memory is given back.
+RELEASE_AFTER_BYTES = 4 * 1024 * 1024
 
-    def __init__(self, on_line: Callable[[bytes], None], max_line: int) -> None:
+
+class LineReader:
+    """Splits a byte stream into lines, never holding more than `max_line` bytes of one line.
+
+    `release_memory` is called after a line of RELEASE_AFTER_BYTES or more was held and let go
+    (dropped as too long, or handled): services/memory.py gives its pages back to the OS.
+    """
+
+    def __init__(
+        self,
+        on_line: Callable[[bytes], None],
+        max_line: int,
+        release_memory: Callable[[], None] | None = None,
+    ) -> None:
         self._on_line = on_line
         self._max_line = max_line
+        self._release_memory = release_memory
         self._parts: list[bytes] = []
         self._held = 0
         self._skipping = False
@@ -485,14 +499,18 @@ class LineReader:
             if self._parts:
                 if self._held + len(piece) > self._max_line:
                     # The held head of the over-long line goes too, or it would prefix the next.
-                    self._parts.clear()
-                    self._held = 0
+                    self._let_go()
                     self._drop()
                     continue
                 self._parts.append(piece)
                 piece = b"".join(self._parts)
+                held = len(piece)
                 self._parts.clear()
                 self._held = 0
+                self._on_line(piece)
+                del piece
+                self._released(held)
+                continue
             elif len(piece) > self._max_line:
                 self._drop()
                 continue
@@ -502,13 +520,22 @@ class LineReader:
         if not rest or self._skipping:
             return
         if self._held + len(rest) > self._max_line:
-            self._parts.clear()
-            self._held = 0
+            self._let_go()
             self._skipping = True
             self._drop()
             return
         self._parts.append(rest)
         self._held += len(rest)
+
+    def _let_go(self) -> None:
+        held = self._held
+        self._parts.clear()
+        self._held = 0
+        self._released(held)
+
+    def _released(self, held: int) -> None:
+        if held >= RELEASE_AFTER_BYTES and self._release_memory is not None:
+            self._release_memory()
 
     def _drop(self) -> None:
         self.dropped_lines += 1
