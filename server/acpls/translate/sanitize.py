@@ -95,6 +95,12 @@ class TerminalSanitizer:
     def raw(self) -> bool:
         return self._raw
 
+    @property
+    def held_chars(self) -> int:
+        """Characters of an unfinished sequence held back for the next `feed` (it comes out
+        whole then, so a batch may be this much longer than the bytes it was pulled for)."""
+        return len(self._held) + self._osc_len
+
     def reset(self) -> None:
         """Forget any partial sequence (used when the terminal's output is replaced)."""
         self._to_ground()
