@@ -147,3 +147,36 @@ def test_the_graph_sees_function_level_and_type_checking_imports() -> None:
     edges = graph()
     assert "acpls.core.ports" in edges["acpls.core.hub"]
     assert edges, "no modules found"
+
+
+def nested_imports(source: str) -> list[int]:
+    """Lines of imports inside a function or class: a module's needs hidden from its head (the
+    function-local imports core/ once used to dodge its cycles). `if TYPE_CHECKING:` blocks at
+    module level are the head too."""
+    tree = ast.parse(source)
+    top = {id(n) for n in tree.body}
+    for node in tree.body:
+        if isinstance(node, ast.If):
+            top.update(id(n) for n in node.body)
+    return sorted(
+        n.lineno
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Import | ast.ImportFrom) and id(n) not in top
+    )
+
+
+def test_core_imports_at_the_head_of_its_modules() -> None:
+    bad = [
+        f"{path.relative_to(PACKAGE)}:{line}"
+        for path in sorted((PACKAGE / "core").rglob("*.py"))
+        for line in nested_imports(path.read_text(encoding="utf-8"))
+    ]
+    assert not bad, "imports inside functions in core/: " + ", ".join(bad)
+
+
+def test_the_nested_import_finder_finds_one() -> None:
+    source = (
+        "import os\nif TYPE_CHECKING:\n    import x\n"
+        "def f():\n    from acpls.core.routing import _slice_lines\n"
+    )
+    assert nested_imports(source) == [5]

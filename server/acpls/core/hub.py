@@ -44,6 +44,7 @@ from acpls.core.sessions import SessionRegistry
 from acpls.editor import messages as msg
 from acpls.flow import FlowGate
 from acpls.registry.spec import AgentSpec
+from acpls.services.agent_install import AgentInstallError
 from acpls.settings import Settings, parse_settings
 from acpls.supervisor import TaskSupervisor
 from acpls.translate import usage
@@ -181,8 +182,6 @@ class Hub:
 
     def resolve_agent(self, name: str, url: str) -> Any:
         """A registry id in the `agent` setting, resolved against the registry being set."""
-        from acpls.services.agent_install import AgentInstallError
-
         self.catalog.set_url(url)
         try:
             return self.catalog.resolve(name)
@@ -302,8 +301,6 @@ class Hub:
 
     async def _install_first(self, slot: AgentSlot, agent_id: str) -> None:
         """A registry binary is downloaded and unpacked before its first start."""
-        from acpls.services.agent_install import AgentInstallError
-
         try:
             self._status(slot, "starting", f"installing {agent_id}")
             await self.catalog.install(agent_id)

@@ -5,11 +5,19 @@ translate/mentions.py makes the blocks (editors/protocol.md section 3.2)."""
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import logging
+import mimetypes
 import os
 from typing import TYPE_CHECKING, Any, Protocol
 
+from acpls.core.errors import CommandError
+from acpls.services.transcript import stored_transcript, stored_transcripts
+from acpls.services.workspace_files import workspace_files
 from acpls.translate import mentions as tm
+from acpls.translate.line_ranges import line_span, slice_lines
+from acpls.translate.uris import path_to_uri
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -81,10 +89,8 @@ def _block(
     text = document_text(hub, mention.uri)
     uri, name = mention.uri, _name(hub, mention.uri)
     if mention.range is not None:
-        from acpls.core.routing import _line_span, _slice_lines
-
-        text = _slice_lines(text, mention.range)
-        first, last = _line_span(mention.range)
+        text = slice_lines(text, mention.range)
+        first, last = line_span(mention.range)
         uri = f"{uri}#L{first + 1}-{last + 1}"
     if mention.kind == "symbol" and mention.name:
         name = f"{mention.name} ({name})"
@@ -100,8 +106,6 @@ def document_text(hub: MentionSources, uri: str) -> str:
         with open(hub.path_of(uri), encoding="utf-8", errors="replace") as handle:
             return handle.read()
     except OSError as exc:
-        from acpls.core.errors import CommandError
-
         raise CommandError(f"cannot read {uri}: {exc.strerror}") from exc
 
 
@@ -113,8 +117,6 @@ def _name(hub: MentionSources, uri: str) -> str:
 
 
 def _terminal(hub: MentionSources, mention: tm.Mention) -> dict[str, Any]:
-    from acpls.core.errors import CommandError
-
     assert mention.terminal_id is not None
     found = hub.terminals.recent_output(
         mention.terminal_id, mention.session_id, tm.TERMINAL_TAIL_BYTES
@@ -128,8 +130,6 @@ def _terminal(hub: MentionSources, mention: tm.Mention) -> dict[str, Any]:
 def _session(
     hub: MentionSources, mention: tm.Mention, embedded: bool, limit: int
 ) -> dict[str, Any]:
-    from acpls.core.errors import CommandError
-
     try:
         session = hub.session(mention.session_id)
     except CommandError:
@@ -146,10 +146,6 @@ def _session(
 def _stored_session(
     hub: MentionSources, mention: tm.Mention, embedded: bool, limit: int
 ) -> dict[str, Any]:
-    from acpls.core.errors import CommandError
-    from acpls.services.transcript import stored_transcript
-    from acpls.translate.uris import path_to_uri
-
     session_id = str(mention.session_id)
     found = stored_transcript(hub.state_dir, session_id)
     if found is None:
@@ -166,13 +162,6 @@ def _stored_session(
 def _image(hub: MentionSources, mention: tm.Mention, image_ok: bool, agent: str) -> dict[str, Any]:
     """An image file or pasted image data, checked against what the agent takes and the size
     limit before anything is sent."""
-    import base64
-    import binascii
-    import mimetypes
-
-    from acpls.core.errors import CommandError
-    from acpls.translate.uris import path_to_uri
-
     if not image_ok:
         raise CommandError(
             f"{agent} does not accept images "
@@ -214,9 +203,6 @@ def _too_big(what: str, size: int, limit: int) -> str:
 async def mention_candidates(hub: MentionSources, query: str, limit: int) -> dict[str, Any]:
     """`acpls.mentionCandidates`: files of the workspace folders matching `query` (fuzzy,
     .gitignore respected) and the open sessions, for @-mention completion."""
-    from acpls.services.workspace_files import workspace_files
-    from acpls.translate.uris import path_to_uri
-
     roots = hub.editor.workspace_roots or [hub.workspace_root()]
     paths: dict[str, str] = {}  # label -> absolute path
     for root in roots:
@@ -234,8 +220,6 @@ async def mention_candidates(hub: MentionSources, query: str, limit: int) -> dic
         if tm.best_matches(query, [label], 1):
             items.append({"type": "session", "label": label, "sessionId": summary["sessionId"]})
     # Sessions no longer open whose transcript acpls kept (another agent's, before a switch).
-    from acpls.services.transcript import stored_transcripts
-
     for session_id, about, _ in await asyncio.to_thread(stored_transcripts, hub.state_dir, 10):
         label = f"{session_id} ({about})"
         if session_id not in open_ids and tm.best_matches(query, [label], 1):

@@ -22,6 +22,7 @@ from acpls.core.pump import UpdateQueue
 from acpls.editor import messages as msg
 from acpls.services.transcript import Transcript
 from acpls.translate.follow import FollowTarget, is_subagent_tool_call
+from acpls.translate.line_ranges import line_span, slice_lines
 from acpls.translate.terminals import OutputBatch, StateUpdate
 from acpls.translate.uris import path_to_uri
 
@@ -450,8 +451,8 @@ class UpdateRouter:
                 raise CommandError(f"cannot read context {uri}: {exc.strerror}") from exc
         selection = item.get("range")
         if selection is not None:
-            text = _slice_lines(text, selection)
-            first, last = _line_span(selection)
+            text = slice_lines(text, selection)
+            first, last = line_span(selection)
             uri = f"{uri}#L{first + 1}-{last + 1}"
         if embedded and len(text.encode("utf-8")) <= self.hub.settings.context_max_embed_bytes:
             return {"type": "resource", "resource": {"uri": uri, "text": text}}
@@ -563,18 +564,3 @@ class UpdateRouter:
         for transcript in self._transcripts.values():
             transcript.close()
         self._transcripts.clear()
-
-
-def _line_span(selection: dict[str, Any]) -> tuple[int, int]:
-    """The first and last line a range covers: an end at character 0 of a later line stops
-    before that line."""
-    start = selection["start"]["line"]
-    end = selection["end"]["line"]
-    if selection["end"].get("character", 0) == 0 and end > start:
-        end -= 1
-    return start, end
-
-
-def _slice_lines(text: str, selection: dict[str, Any]) -> str:
-    start, end = _line_span(selection)
-    return "".join(text.splitlines(keepends=True)[start : end + 1])
