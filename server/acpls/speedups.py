@@ -2,28 +2,51 @@
 
 - base64: PyPI `pybase64` (SIMD) decodes v2 terminal output where it is installed; the standard
   library's `binascii` otherwise (no wheel for the platform), and for short chunks either way.
-  63 % of the v2 relay's time was CPython's decoder.
-- the event loop: `uvloop` where installed (not on Windows), asyncio's own otherwise.
+  63 % of the v2 relay's time was CPython's decoder. On by default.
+- the event loop: asyncio's own by default; `uvloop` (where installed, not on Windows) only when
+  asked for. Measured both ways (bench/RESULTS.md, "uvloop measured both ways"), uvloop cost CPU
+  instead of saving it: its subprocess pipes are socketpairs, so every block the agent writes
+  and acpls reads goes through a unix socket, and acpls' relay has too few loop turns for a
+  faster loop to make up for that.
 
-`ACPLS_SPEEDUPS=0` turns both off (bench/run.py measures acpls both ways in the same run);
-`ACPLS_SPEEDUPS=base64` or `=loop` keeps only that one.
+`ACPLS_SPEEDUPS` chooses (bench/run.py measures the choices in the same run): unset or empty
+the default (`base64`); `0` or `none` neither; `1` or `all` both; otherwise names separated by
+commas (`base64`, `loop`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import binascii
+import logging
 import os
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-_CHOSEN = os.environ.get("ACPLS_SPEEDUPS", "1").strip().lower()
+logger = logging.getLogger(__name__)
+
+NAMES = frozenset({"base64", "loop"})
+DEFAULT = frozenset({"base64"})
 
 
-def _wanted(name: str) -> bool:
-    return _CHOSEN in ("1", "", "all", name)
+def chosen(value: str | None) -> frozenset[str]:
+    """The fast paths an `ACPLS_SPEEDUPS` value asks for (unknown names are logged, not used)."""
+    text = (value or "").strip().lower()
+    if not text:
+        return DEFAULT
+    if text in ("0", "none"):
+        return frozenset()
+    if text in ("1", "all"):
+        return NAMES
+    names = frozenset(part.strip() for part in text.split(",") if part.strip())
+    if names - NAMES:
+        logger.warning("ACPLS_SPEEDUPS: unknown %s ignored", ", ".join(sorted(names - NAMES)))
+    return names & NAMES
+
+
+_WANTED = chosen(os.environ.get("ACPLS_SPEEDUPS"))
 
 
 def _stdlib_b64decode(data: str) -> bytes:
@@ -35,8 +58,8 @@ def _stdlib_b64decode(data: str) -> bytes:
 SMALL_BASE64 = 160
 
 
-def _pick_b64decode() -> tuple[Callable[[str], bytes], str]:
-    if _wanted("base64"):
+def _pick_b64decode(wanted: frozenset[str]) -> tuple[Callable[[str], bytes], str]:
+    if "base64" in wanted:
         try:
             import pybase64
         except ImportError:
@@ -57,12 +80,15 @@ def _pick_b64decode() -> tuple[Callable[[str], bytes], str]:
     return _stdlib_b64decode, "binascii"
 
 
-b64decode, BASE64 = _pick_b64decode()
+b64decode, BASE64 = _pick_b64decode(_WANTED)
 """`b64decode(text)`: strict base64 decoding (binascii.Error on invalid input)."""
 
 
-def _loop_factory() -> tuple[Callable[[], asyncio.AbstractEventLoop] | None, str]:
-    if _wanted("loop"):
+def loop_factory(
+    wanted: frozenset[str],
+) -> tuple[Callable[[], asyncio.AbstractEventLoop] | None, str]:
+    """The event loop `wanted` asks for, if installed (None: asyncio's default), and its name."""
+    if "loop" in wanted:
         try:
             import uvloop
         except ImportError:
@@ -73,12 +99,14 @@ def _loop_factory() -> tuple[Callable[[], asyncio.AbstractEventLoop] | None, str
 
 
 def run(main: Coroutine[Any, Any, T]) -> T:
-    """`asyncio.run(main)` on the fastest event loop available."""
-    factory, _ = _loop_factory()
+    """`asyncio.run(main)` on the event loop ACPLS_SPEEDUPS chose."""
+    factory, _ = loop_factory(_WANTED)
     with asyncio.Runner(loop_factory=factory) as runner:
         return runner.run(main)
 
 
-def describe() -> str:
-    """Which fast paths this process uses, for the log."""
-    return f"base64: {BASE64}, event loop: {_loop_factory()[1]}"
+def describe(wanted: frozenset[str] | None = None) -> str:
+    """Which fast paths this process uses (or `wanted` would use), for the log and the bench."""
+    if wanted is None:
+        return f"base64: {BASE64}, event loop: {loop_factory(_WANTED)[1]}"
+    return f"base64: {_pick_b64decode(wanted)[1]}, event loop: {loop_factory(wanted)[1]}"

@@ -1,4 +1,5 @@
-"""The fast paths (acpls/speedups.py) decode exactly as the standard library, and turn off."""
+"""The fast paths (acpls/speedups.py) decode exactly as the standard library, and are chosen
+at startup by ACPLS_SPEEDUPS."""
 
 from __future__ import annotations
 
@@ -65,13 +66,40 @@ def _describe(env_value: str | None) -> str:
     ).stdout.strip()
 
 
-def test_speedups_are_used_where_installed_and_turn_off() -> None:
-    """This environment installs both (pyproject.toml): on by default, off with
-    ACPLS_SPEEDUPS=0, one at a time by name."""
-    assert _describe(None) == "base64: pybase64, event loop: uvloop"
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (None, {"base64"}),
+        ("", {"base64"}),
+        ("  ", {"base64"}),
+        ("0", set()),
+        ("none", set()),
+        ("1", {"base64", "loop"}),
+        ("ALL", {"base64", "loop"}),
+        ("base64", {"base64"}),
+        ("loop", {"loop"}),
+        ("loop, base64", {"base64", "loop"}),
+        ("loop,turbo", {"loop"}),
+    ],
+)
+def test_acpls_speedups_values(value: str | None, expected: set[str]) -> None:
+    """Unset: pybase64 only (uvloop did not pay, bench/RESULTS.md); unknown names dropped."""
+    assert speedups.chosen(value) == expected
+
+
+def test_the_startup_choice_follows_acpls_speedups() -> None:
+    """This environment installs both (pyproject.toml): what a fresh process picks at import,
+    by default, off with ACPLS_SPEEDUPS=0, one at a time or both by name."""
+    assert _describe(None) == "base64: pybase64, event loop: asyncio"
     assert _describe("0") == "base64: binascii, event loop: asyncio"
     assert _describe("base64") == "base64: pybase64, event loop: asyncio"
     assert _describe("loop") == "base64: binascii, event loop: uvloop"
+    assert _describe("all") == "base64: pybase64, event loop: uvloop"
+
+
+def test_describe_names_a_choice_without_making_it() -> None:
+    assert speedups.describe(frozenset()) == "base64: binascii, event loop: asyncio"
+    assert speedups.describe(speedups.NAMES) == "base64: pybase64, event loop: uvloop"
 
 
 def test_the_stdlib_loop_runs_a_coroutine() -> None:
