@@ -162,11 +162,6 @@ class AgentRequests:
         return store
 
     # -- sessions --------------------------------------------------------------------------------
-    def _session(self, params: Any) -> Session:
-        if not isinstance(params, dict):
-            raise AcpError(INVALID_PARAMS, "params must be an object")
-        return self._session_of(params.get("sessionId"))
-
     def _session_of(self, session_id: Any) -> Session:
         session = self.sessions.get(session_id) if isinstance(session_id, str) else None
         if session is None:
