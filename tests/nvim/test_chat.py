@@ -715,3 +715,17 @@ def test_a_window_the_user_moved_during_a_long_load_stays_and_one_at_the_end_fol
     )
     assert plain_nvim.exec_lua("return vim.api.nvim_win_get_cursor(...)[1]", moved) == 2
     assert plain_nvim.exec_lua("return vim.api.nvim_win_get_cursor(...)[1]", stays) == count
+
+
+def test_the_transcript_syntax_syncs_from_a_few_lines_back_even_when_loaded_again(plain_nvim):
+    """A jump to the end of a long chat (following it while it loads) parses only ~30 lines for
+    the markdown syntax's sync, not markdown's own 75 (each redraw there took 12-13 ms)."""
+    plain_nvim.exec_lua(DIRECT_CHAT)
+    plain_nvim.exec_lua("feed({thought('t1', 'one')})")
+    sync = (
+        "return vim.api.nvim_buf_call(require('acpls.chat').list()[1].buf, function()"
+        " return vim.api.nvim_exec2('syntax sync', {output = true}).output end)"
+    )
+    assert "minimal 20, maximal 30 lines" in plain_nvim.exec_lua(sync)
+    plain_nvim.exec_lua("vim.bo[require('acpls.chat').list()[1].buf].syntax = 'markdown'")
+    assert "minimal 20, maximal 30 lines" in plain_nvim.exec_lua(sync)

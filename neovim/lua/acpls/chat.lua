@@ -559,9 +559,33 @@ local function map(buf, modes, lhs, rhs, desc)
   vim.keymap.set(modes, lhs, rhs, { buffer = buf, desc = desc, nowait = true, silent = true })
 end
 
+-- The transcript's syntax looks back at most SYNC_MINLINES (and SYNC_MAXLINES) lines when it
+-- syncs, as after every jump to the end while a chat loads: markdown's own 50 lines (75 parsed)
+-- made each such redraw 12-13 ms (its html-laden items cost ~150 us a line), keys waiting behind
+-- it; 20 (30 parsed) takes ~3 ms. A fenced block longer than that shows as plain markdown where a
+-- jump lands inside it, until scrolling up parses it from its start (50 lines had the same limit
+-- at 75).
+local SYNC_MINLINES, SYNC_MAXLINES = 20, 30
+
+local function bound_syntax_sync(buf)
+  if valid(buf) and vim.b[buf].current_syntax then
+    vim.api.nvim_buf_call(buf, function()
+      vim.cmd(('syntax sync minlines=%d maxlines=%d'):format(SYNC_MINLINES, SYNC_MAXLINES))
+    end)
+  end
+end
+
 function Chat:_make_buffers()
   local keys = config.get().ui.chat.keys
   self.out_buf = util.scratch(('acpls://chat/%d'):format(self.id), 'markdown')
+  bound_syntax_sync(self.out_buf)
+  -- Runs after the syntax file (loaded by the global Syntax autocmd) when it is loaded again.
+  vim.api.nvim_create_autocmd('Syntax', {
+    buffer = self.out_buf,
+    callback = function(ev)
+      bound_syntax_sync(ev.buf)
+    end,
+  })
   self.in_buf = util.scratch(('acpls://prompt/%d'):format(self.id), 'markdown')
   vim.bo[self.out_buf].modifiable = false
   for _, buf in ipairs({ self.out_buf, self.in_buf }) do
