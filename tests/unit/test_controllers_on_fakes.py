@@ -4,11 +4,17 @@ review and steering have theirs in test_session_registry.py, test_sign_in.py and
 test_narrow_parts.py; here are the update router, questions, session administration, answering
 the agent (permissions, file reads) and checkpoints. Each test checks behaviour the controller
 owns, so it fails when that behaviour breaks, not only when a constructor changes.
+
+The checkpoint and review closers are proven here: in tests/e2e/test_session_close.py the failed
+turn's own end already drops the open checkpoint and stops the watcher, so that test passes
+without them. What only they drop is a fork still running after a turn, a continued session's
+preamble, and the credit of a shared watcher (the tests named checkpoints_* and review_*).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from pathlib import Path
 from typing import Any, cast
@@ -25,6 +31,7 @@ from acpls.core.errors import CommandError
 from acpls.core.follow import FollowController
 from acpls.core.parts import ReviewPart
 from acpls.core.pump import FlushScheduler
+from acpls.core.review import ReviewController
 from acpls.core.routing import UpdateRouter
 from acpls.core.session import Session, Turn
 from acpls.core.session_admin import SessionAdmin
@@ -521,22 +528,53 @@ async def test_requests_an_outside_read_is_asked_once_per_session_and_forgotten_
 # -- CheckpointController: editor, session map, tasks, state directory, git's environment, hub ----
 
 
-class CheckpointsHubFake:
-    """CheckpointsHub for turns without forks: the settings and no running agent."""
+class ForkingConn:
+    """An agent that offers session/fork and answers it only when told."""
 
     def __init__(self) -> None:
+        self.forks: list[Any] = []
+
+    def session_capability(self, name: str) -> bool:
+        return name == "fork"
+
+    async def request(self, method: str, params: Any) -> Any:
+        self.forks.append(params)
+        await asyncio.Event().wait()
+
+
+class ForkRouter:
+    def expecting_sessions(self) -> Any:
+        return contextlib.nullcontext()
+
+
+class CheckpointsHubFake:
+    """CheckpointsHub: the settings, the agent's process (`conn`, None: none running), a
+    router for forks, and new sessions made on request."""
+
+    def __init__(self, conn: ForkingConn | None = None) -> None:
         self.settings = Settings()
+        self.conn = conn
+        self.router = ForkRouter()
+        self.made: list[Session] = []
 
     def connection_of(self, agent: str | None) -> AgentConnection | None:
-        return None
+        return cast(AgentConnection, self.conn)
+
+    def agent_spec(self, agent: Any = None) -> Any:
+        return agent
+
+    async def new_session(self, cwd: str | None = None, agent: Any = None) -> Session:
+        self.made.append(session(f"s-new-{len(self.made)}"))
+        return self.made[-1]
 
 
-async def test_checkpoints_record_a_turn_and_keep_the_text_before_it(tmp_path: Path) -> None:
+def checkpoints_on_fakes(
+    tmp_path: Path, held: Session, hub: CheckpointsHubFake
+) -> tuple[CheckpointController, Path, TaskSupervisor]:
     workspace = tmp_path / "ws"
     workspace.mkdir()
     code = workspace / "calc.py"
     code.write_text("before\n", encoding="utf-8")
-    held = session()
     tasks = TaskSupervisor("test")
     checkpoints = CheckpointController(
         port(Editor(str(workspace))),
@@ -544,8 +582,14 @@ async def test_checkpoints_record_a_turn_and_keep_the_text_before_it(tmp_path: P
         tasks,
         tmp_path / "state",
         dict(os.environ),
-        cast(Any, CheckpointsHubFake()),
+        cast(Any, hub),
     )
+    return checkpoints, code, tasks
+
+
+async def test_checkpoints_record_a_turn_and_keep_the_text_before_it(tmp_path: Path) -> None:
+    held = session()
+    checkpoints, code, tasks = checkpoints_on_fakes(tmp_path, held, CheckpointsHubFake())
     blocks: list[dict[str, Any]] = []
     await checkpoints.turn_started(held, "fix it", blocks)
     code.write_text("after\n", encoding="utf-8")
@@ -558,4 +602,76 @@ async def test_checkpoints_record_a_turn_and_keep_the_text_before_it(tmp_path: P
     checkpoints.session_closed(held)  # the session ended mid-turn: its open checkpoint goes
     assert await checkpoints.text_before_turn(held.id, str(code)) == (False, None)
     await checkpoints.aclose()
+    await tasks.aclose()
+
+
+async def test_checkpoints_a_fork_still_running_stops_when_its_session_ends(
+    tmp_path: Path,
+) -> None:
+    conn = ForkingConn()
+    held = session()
+    checkpoints, _, tasks = checkpoints_on_fakes(tmp_path, held, CheckpointsHubFake(conn))
+    await checkpoints.turn_started(held, "fix it", [])
+    await checkpoints.turn_ended(held, "fixed")  # forks the conversation as it is now
+    fork = checkpoints._forks[held.id]
+    while not conn.forks:
+        await asyncio.wait([fork], timeout=0.01)
+    checkpoints.session_closed(held)
+    await asyncio.wait([fork], timeout=5)
+    assert fork.cancelled() and checkpoints._forks == {}
+    await checkpoints.aclose()
+    await tasks.aclose()
+
+
+async def test_checkpoints_a_continued_sessions_preamble_goes_when_it_ends_unprompted(
+    tmp_path: Path,
+) -> None:
+    hub = CheckpointsHubFake()
+    held = session()
+    checkpoints, _, tasks = checkpoints_on_fakes(tmp_path, held, hub)
+    for prompt in ("first", "second"):
+        await checkpoints.turn_started(held, prompt, [])
+        await checkpoints.turn_ended(held, "done")
+    [second] = [c for c in checkpoints.listing(held.id) if c["prompt"] == "second"]
+    continued = await checkpoints.continue_from(second["id"])
+    assert continued["via"] == "context"
+    [made] = hub.made
+    assert made.id in checkpoints._preambles  # the earlier turns, for its first prompt
+    checkpoints.session_closed(made)
+    assert checkpoints._preambles == {}
+    await checkpoints.aclose()
+    await tasks.aclose()
+
+
+# -- ReviewController: what a closed session's watcher becomes ------------------------------------
+
+
+class NoBaselines:
+    async def text_before_turn(self, session_id: str, path: str) -> tuple[bool, str | None]:
+        return False, None
+
+
+async def test_review_a_closed_sessions_watcher_passes_to_a_running_turn(tmp_path: Path) -> None:
+    """Between a session's close and its failed turn's end, what the agents write to disk is
+    credited to a session still turning, not to the one that ended."""
+    editor = Editor(str(tmp_path))
+    tasks = TaskSupervisor("test")
+    first, second = session("s1"), session("s2")
+    loop = asyncio.get_running_loop()
+    for held in (first, second):
+        held.turn = Turn(loop.create_future())
+    sessions = {first.id: first, second.id: second}
+    follow = FollowController(port(editor), tasks, enabled=False)
+    review = ReviewController(port(editor), sessions, tasks, follow, baselines=NoBaselines())
+    await review.turn_started(first)
+    await review.turn_started(second)  # one watcher for the workspace, credited to s1
+    assert review._watch is not None and review._watch.session is first
+    del sessions[first.id]
+    review.session_closed(first)
+    assert review._watch.session is second
+    await review.turn_ended(first)
+    assert review._watch is not None and review._watch.watcher.running
+    await review.turn_ended(second)
+    assert review._watch is None
+    await review.aclose()
     await tasks.aclose()
