@@ -77,6 +77,9 @@ class AcplsServer(LanguageServer):
             if options is not None:
                 for problem in self._hub.configure(options):
                     logger.warning("%s", problem)
+            from acpls.services.memory import settle_collector
+
+            settle_collector()  # after the core's imports: they live as long as the process
         return self._hub
 
     def defer_configuration(self, options: Any) -> None:
