@@ -12,7 +12,11 @@
 //      printed beside.
 //   V4 chat load of 5,000 / 10,000 / 20,000 updates: from the click on "Load it with its history"
 //      to the last message in the panel. PASS when 20,000 take ≤ 1 s and each doubling ≤ 2.5×
-//      (linear); keys typed into the prompt during the loads are reported (target p99 ≤ 16 ms).
+//      (linear).
+//   V5 keys typed into the prompt during the V4 loads: one every 50 ms on a fixed clock, from the
+//      click until the panel has drawn every item it keeps; latency = the end of the frame that
+//      shows the key (after its style, layout and paint) minus the key event's time stamp.
+//      PASS at p99 ≤ 16 ms.
 //
 // Prints one line per target ending in PASS or FALL SHORT, writes bench/results/editors-vscode.json
 // and the VS Code block of bench/RESULTS.md. RUNS (default 3) runs per figure; medians.
@@ -30,6 +34,10 @@ const RUNS = Number(process.env.RUNS ?? "3");
 const LOG_LINES = 35_000;
 const STREAM_BYTES = 32 * 1024 * 1024;
 const CHATS = [5000, 10000, 20000];
+/** V5's pace: 20 keys a second, above a fast typist's 8-10. Keys every 20 ms on the fixed clock
+ * arrived in nearly every frame, and the panel, which leaves the frame that shows a key alone, drew
+ * its older items only when a hold ran out (100 ms): a typist no hand can match set the load's pace. */
+const LOAD_KEYS_EVERY_MS = 50;
 /** Which figures to measure (FIGURES=V3,V5 for a quick look): V1, V2+V3 (one stream run gives both),
  * V4+V5 (one load run gives both). Default all. */
 const FIGURES = new Set((process.env.FIGURES ?? "V1,V2,V3,V4,V5").split(",").map((f) => f.trim().toUpperCase()));
@@ -61,12 +69,17 @@ async function panelFrame(page: Page): Promise<Frame> {
   return inner;
 }
 
-/** Records, in the panel, each key's latency: first frame after its handler − its time stamp. */
+/** Records, in the panel, each key's latency: the end of the frame that shows it − the key event's
+ * time stamp (the browser's, taken when the key reached it, so time queued behind a busy main thread
+ * counts). The frame ends after its style, layout and paint: a message posted from the frame's
+ * animation callback runs once that rendering work is done. `__keysRaf` keeps the older figure,
+ * to the frame's animation callback only (before the frame's rendering), for comparison. */
 async function installKeyProbe(frame: Frame): Promise<void> {
   await frame.evaluate(() => {
-    const w = window as unknown as { __keys?: number[] };
+    const w = window as unknown as { __keys?: number[]; __keysRaf?: number[] };
     if (w.__keys !== undefined) return;
     w.__keys = [];
+    w.__keysRaf = [];
     // When the host's batches of session updates arrive (wall clock), to tell delivery from drawing.
     const u = window as unknown as { __updates?: { first: number; last: number; count: number } };
     window.addEventListener("message", (event: MessageEvent<{ type?: string; updates?: unknown[] }>) => {
@@ -80,7 +93,12 @@ async function installKeyProbe(frame: Frame): Promise<void> {
       "keydown",
       (event) => {
         const stamp = event.timeStamp;
-        requestAnimationFrame(() => w.__keys?.push(performance.now() - stamp));
+        requestAnimationFrame(() => {
+          w.__keysRaf?.push(performance.now() - stamp);
+          const channel = new MessageChannel();
+          channel.port1.onmessage = () => w.__keys?.push(performance.now() - stamp);
+          channel.port2.postMessage(undefined);
+        });
       },
       true,
     );
@@ -127,11 +145,17 @@ async function trace(page: Page, name: string): Promise<() => Promise<void>> {
 }
 
 async function takeKeys(frame: Frame): Promise<number[]> {
+  return (await takeKeyFigures(frame)).keys;
+}
+
+/** Both figures of the keys recorded since the last take (see installKeyProbe). */
+async function takeKeyFigures(frame: Frame): Promise<{ keys: number[]; raf: number[] }> {
   return frame.evaluate(() => {
-    const w = window as unknown as { __keys?: number[] };
-    const keys = w.__keys ?? [];
+    const w = window as unknown as { __keys?: number[]; __keysRaf?: number[] };
+    const taken = { keys: w.__keys ?? [], raf: w.__keysRaf ?? [] };
     w.__keys = [];
-    return keys;
+    w.__keysRaf = [];
+    return taken;
   });
 }
 
@@ -154,6 +178,29 @@ function typeAlong(page: Page, everyMs: number): () => Promise<void> {
   return async () => {
     done = true;
     await typist;
+  };
+}
+
+/** Presses a key every `everyMs` on a fixed clock until the returned function is called (and
+ * awaited), without waiting for the page to take each key: a typist does not wait for the screen.
+ * `typeAlong` waits for each key's acknowledgement, so while the page's main thread is busy it
+ * presses none, and a 100 ms task costs one slow key where a typist at this pace meets five; here
+ * the keys sample the whole load evenly. The keys go through the DevTools protocol (what
+ * `keyboard.press` sends), so the page sees real key events with the browser's time stamps. */
+async function typeOnClock(page: Page, everyMs: number): Promise<() => Promise<void>> {
+  const cdp = await page.context().newCDPSession(page);
+  const key = { key: "x", code: "KeyX", windowsVirtualKeyCode: 88, nativeVirtualKeyCode: 88 };
+  const sent: Promise<unknown>[] = [];
+  const press = (): void => {
+    sent.push(cdp.send("Input.dispatchKeyEvent", { type: "keyDown", text: "x", unmodifiedText: "x", ...key }));
+    sent.push(cdp.send("Input.dispatchKeyEvent", { type: "keyUp", ...key }));
+  };
+  press();
+  const timer = setInterval(press, everyMs);
+  return async () => {
+    clearInterval(timer);
+    await Promise.all(sent);
+    await cdp.detach();
   };
 }
 
@@ -247,7 +294,9 @@ async function terminalFigures(frame: Frame, id: string, what: string, file: str
   return { line: { id, text, pass, figures: { agentMs: agent, baselineMs: base, ratio } }, agentKeys, baseKeys };
 }
 
-async function loadChat(frame: Frame, size: number, run: number): Promise<{ ms: number; keys: number[] }> {
+type LoadRun = { ms: number; keys: number[]; raf: number[] };
+
+async function loadChat(frame: Frame, size: number, run: number): Promise<LoadRun> {
   const page = vscode.page;
   const title = `Long chat (${size} updates) #${run}`;
   await vscode.command("acpls: Agent sessions");
@@ -267,24 +316,31 @@ async function loadChat(frame: Frame, size: number, run: number): Promise<{ ms: 
   const startWall = Date.now();
   await action.click();
   await frame.evaluate(() => document.querySelector<HTMLTextAreaElement>("textarea.prompt")?.focus());
-  const stopTyping = typeAlong(page, 20);
-  let ms: number;
+  const stopTyping = await typeOnClock(page, LOAD_KEYS_EVERY_MS);
+  let ms: number | undefined;
   try {
+    // Until the last message shows (V4), then on until the page has drawn every item it keeps
+    // (the log is aria-busy while older items wait for a frame): keys typed then wait on it too.
     for (;;) {
-      const shown = await frame.evaluate((w) => {
+      const state = await frame.evaluate((w) => {
         const messages = document.querySelectorAll(".message.agent");
-        return (messages[messages.length - 1]?.textContent ?? "").includes(w);
+        const shown = (messages[messages.length - 1]?.textContent ?? "").includes(w);
+        return { shown, busy: document.querySelector(".log")?.getAttribute("aria-busy") === "true" };
       }, wanted);
-      ms = performance.now() - start;
-      if (shown) break;
-      if (ms > 300_000) throw new Error(`${wanted} not shown`);
+      const now = performance.now() - start;
+      if (state.shown) ms ??= now;
+      if (ms !== undefined && !state.busy) break;
+      if (now > 300_000) throw new Error(`${wanted} not shown`);
       await sleep(20);
     }
   } finally {
     await stopTyping();
   }
+  if (ms === undefined) throw new Error(`${wanted} not shown`);
   await stop();
-  const keys = await takeKeys(frame);
+  // Keys still waiting for their frame are in by the next one.
+  await frame.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 50))));
+  const { keys, raf } = await takeKeyFigures(frame);
   const updates = await frame.evaluate(() => {
     const u = window as unknown as { __updates?: { first: number; last: number; count: number } };
     const got = u.__updates;
@@ -293,11 +349,11 @@ async function loadChat(frame: Frame, size: number, run: number): Promise<{ ms: 
   });
   if (updates !== undefined) {
     console.log(
-      `  chat ${size} #${run}: shown after ${ms.toFixed(0)} ms; ${updates.count} updates reached the panel from ${updates.first - startWall} to ${updates.last - startWall} ms`,
+      `  chat ${size} #${run}: shown after ${ms.toFixed(0)} ms; ${updates.count} updates reached the panel from ${updates.first - startWall} to ${updates.last - startWall} ms; ${keys.length} keys, the slowest ${Math.max(...keys).toFixed(0)} ms`,
     );
   }
   await clearPrompt(frame);
-  return { ms, keys };
+  return { ms, keys, raf };
 }
 
 function revision(): string {
@@ -407,14 +463,32 @@ async function main(): Promise<void> {
   process.exitCode = lines.every((l) => l.pass) ? 0 : 1;
 }
 
+/** The same keys typed for `ms` into the prompt of the idle panel (nothing loading): what a key
+ * costs with nothing in its way, the waits for the display's next frame included. */
+async function idleKeys(frame: Frame, ms: number): Promise<number[]> {
+  await frame.evaluate(() => document.querySelector<HTMLTextAreaElement>("textarea.prompt")?.focus());
+  await takeKeys(frame);
+  const stopTyping = await typeOnClock(vscode.page, LOAD_KEYS_EVERY_MS);
+  await sleep(ms);
+  await stopTyping();
+  await frame.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 50))));
+  const keys = await takeKeys(frame);
+  await clearPrompt(frame);
+  return keys;
+}
+
 async function chatFigures(frame: Frame, lines: Line[]): Promise<void> {
   const loads = new Map<number, number[]>();
   const loadKeys: number[] = [];
+  const rafKeys: number[] = [];
+  const idle: number[] = [];
   for (let run = 1; run <= Math.min(RUNS, 3); run++) {
+    idle.push(...(await idleKeys(frame, 1500)));
     for (const size of CHATS) {
       const r = await loadChat(frame, size, run);
       loads.set(size, [...(loads.get(size) ?? []), r.ms]);
       loadKeys.push(...r.keys);
+      rafKeys.push(...r.raf);
     }
   }
   const m = CHATS.map((size) => median(loads.get(size) ?? []));
@@ -431,9 +505,9 @@ async function chatFigures(frame: Frame, lines: Line[]): Promise<void> {
   const lp99 = percentile(loadKeys, 99);
   const typing: Line = {
     id: "V5",
-    text: `V5 keys typed in the prompt while chats load: p99 ${lp99.toFixed(0)} ms, p50 ${percentile(loadKeys, 50).toFixed(0)} ms over ${loadKeys.length} keys (target p99 ≤ 16 ms)`,
+    text: `V5 keys typed in the prompt while chats load: p99 ${lp99.toFixed(0)} ms, p50 ${percentile(loadKeys, 50).toFixed(0)} ms over ${loadKeys.length} keys, to the end of the frame that shows each (to its animation callback only: p99 ${percentile(rafKeys, 99).toFixed(0)} ms); the idle panel: p99 ${percentile(idle, 99).toFixed(0)} ms, p50 ${percentile(idle, 50).toFixed(0)} ms over ${idle.length} keys (target p99 ≤ 16 ms)`,
     pass: lp99 <= 16,
-    figures: { keysMs: loadKeys },
+    figures: { keysMs: loadKeys, keysToAnimationFrameMs: rafKeys, idleKeysMs: idle },
   };
   lines.push(typing);
   console.log(`${typing.text}: ${typing.pass ? "PASS" : "FALL SHORT"}`);
