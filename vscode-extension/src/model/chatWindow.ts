@@ -62,8 +62,9 @@ export class ChatWindow {
   }
 }
 
-/** Time a redraw may spend creating and filling items in one animation frame (milliseconds); what
- * is left waits for the next frame. */
+/** Time a redraw frame may take (milliseconds), from its start to the end of its rendering: the
+ * script creating and filling items stops at it, and `FramePacer` sizes the frame to it with the
+ * frame's style, layout and paint counted; what is left waits for the next frame. */
 export const FRAME_BUDGET_MS = 8;
 /** The same while keys arrive (a key within TYPING_MS): the frame that shows the key comes sooner,
  * a long load's items take a few more frames. */
@@ -116,4 +117,57 @@ export function toRedraw(pending: readonly string[], shown: ReadonlySet<string> 
 export function drawOrder(ids: readonly string[], places: ReadonlyMap<string, number>, following: boolean): string[] {
   if (!following) return [...ids];
   return [...ids].sort((a, b) => (places.get(b) ?? -1) - (places.get(a) ?? -1));
+}
+
+/** Items that can be on screen at once at most (the smallest item, one line and its margin, is
+ * about 30 px: 40 of them fill a 1,200 px panel). While a load streams in and the page follows its
+ * end, only these newest items are drawn; see `deferWhileStreaming`. */
+export const SCREEN_ITEMS = 40;
+
+/**
+ * Splits the items a following page has to draw (`ids`, newest first from `drawOrder`) while a load
+ * streams in (`streaming`: updates arrived since the last frame) into what is drawn now, the
+ * newest SCREEN_ITEMS of the conversation's `length` items, and what waits for a frame with no new
+ * updates. A 20,000-update load moves the page's window by hundreds of items a message, so older
+ * items drawn meanwhile left the page a few frames later unseen: their style, layout and paint
+ * (three times the script that made them) were most of each long frame that kept a key waiting.
+ */
+export function deferWhileStreaming(ids: readonly string[], places: ReadonlyMap<string, number>, length: number, streaming: boolean): { now: string[]; later: string[] } {
+  if (!streaming) return { now: [...ids], later: [] };
+  const now: string[] = [];
+  const later: string[] = [];
+  for (const id of ids) ((places.get(id) ?? -1) >= length - SCREEN_ITEMS ? now : later).push(id);
+  return { now, later };
+}
+
+/**
+ * How many items a frame may draw: the script that makes them is the small part of their cost, the
+ * frame's style, layout and paint of the new nodes are 2-3× more, and a key pressed meanwhile waits
+ * for all of it. So the cost of a drawn item is learnt from whole frames (from the frame's start to
+ * the end of its rendering, `record`), and a frame draws as many as fit in its budget of whole
+ * frame time (`allowance`). The estimate follows the machine: slower under load, fewer per frame.
+ */
+export const MIN_FRAME_ITEMS = 4;
+
+export class FramePacer {
+  /** Milliseconds of whole frame per drawn item, a running average (the newest frame weighs half). */
+  msPerItem: number;
+
+  constructor(initialMsPerItem = 0.2) {
+    this.msPerItem = initialMsPerItem;
+  }
+
+  /** A frame that drew `items` took `frameMs` from its start to the end of its rendering. Frames of
+   * fewer than MIN_FRAME_ITEMS are left out: their cost is mostly the frame's own (the key's text,
+   * the scroll), and counted per item it would shrink the next frames to one item each. */
+  record(frameMs: number, items: number): void {
+    if (items < MIN_FRAME_ITEMS || !(frameMs >= 0)) return;
+    this.msPerItem = (this.msPerItem + frameMs / items) / 2;
+  }
+
+  /** Items the next frame may draw in `budgetMs` of whole frame time; at least MIN_FRAME_ITEMS, so
+   * a loaded machine (every frame over budget on its own) still finishes. */
+  allowance(budgetMs: number): number {
+    return Math.max(MIN_FRAME_ITEMS, Math.floor(budgetMs / this.msPerItem));
+  }
 }

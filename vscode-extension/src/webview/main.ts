@@ -1,8 +1,9 @@
 // The agent panel's page. It keeps a copy of the shown session, applies the host's batches of
 // session updates with the same reducer as the host, and redraws only the items an update changed,
-// at most once per animation frame and for at most frameBudget of it (less while keys arrive, none
-// in the frame that shows a key; the rest waits for the next frame, so keys typed in the prompt are
-// taken between frames and shown at once). Only a window of a long
+// at most once per animation frame and as many items as fit in frameBudget of the whole frame, its
+// rendering included (less while keys arrive, none in the frame that shows a key; while a load
+// streams in, only the items that can be on screen; the rest waits for a later frame, so keys typed
+// in the prompt are taken between frames and shown at once). Only a window of a long
 // conversation is in the page (model/chatWindow.ts): the last items, older pages put back on scroll
 // or with "Show earlier", and a note above the first shown item saying what is above it. Markdown goes through the escaping renderer; all other text is
 // set with textContent. Nothing from the agent is ever run.
@@ -23,7 +24,7 @@ import {
   toolKindIcon,
   toolStatusLabel,
 } from "../model/conversation";
-import { ChatWindow, drawOrder, frameBudget, holdsForKey, toRedraw } from "../model/chatWindow";
+import { ChatWindow, deferWhileStreaming, drawOrder, frameBudget, FramePacer, holdsForKey, toRedraw } from "../model/chatWindow";
 import { PromptHistory } from "../model/history";
 import { renderInline, renderMarkdown } from "../model/markdown";
 import { sessionChoiceLabel } from "../model/multiAgent";
@@ -190,6 +191,11 @@ let following = true;
 /** When the last redraw frame began, and since when the redraw has been put off for keys. */
 let previousFrame = Number.NEGATIVE_INFINITY;
 let heldSince: number | undefined;
+/** Updates arrived since the last redraw frame: a load is streaming in. */
+let streaming = false;
+const pacer = new FramePacer();
+/** Its message comes once the frame that posted it has been rendered (see drawItems). */
+const frameEnd = new MessageChannel();
 
 function renderPending(): void {
   frame = undefined;
@@ -219,16 +225,12 @@ function renderPending(): void {
     const item = items[i];
     if (item !== undefined) places.set(item.id, i);
   }
-  const ids = drawOrder(toRedraw(pending.items, places), places, stick);
-  let done = 0;
-  const budget = frameBudget(began, lastKey);
-  while (done < ids.length && (done === 0 || performance.now() - began < budget)) {
-    const place = places.get(ids[done] ?? "");
-    if (place !== undefined) renderItem(items, place, places);
-    done += 1;
-  }
+  const ordered = drawOrder(toRedraw(pending.items, places), places, stick);
+  const { now: ids, later } = deferWhileStreaming(ordered, places, items.length, stick && streaming);
+  streaming = false;
+  const done = drawItems(ids, items, places, began);
   // What waits goes back oldest first, as the updates marked it.
-  pending.items = ids.slice(done).sort((a, b) => (places.get(a) ?? 0) - (places.get(b) ?? 0));
+  pending.items = [...ids.slice(done), ...later].sort((a, b) => (places.get(a) ?? 0) - (places.get(b) ?? 0));
   if (pending.header) renderHeader();
   if (pending.plan) renderPlan();
   pending.header = false;
@@ -242,6 +244,25 @@ function renderPending(): void {
   // Busy while items of the page wait for a frame (the older ones, drawn after the end).
   log.setAttribute("aria-busy", String(pending.items.length > 0));
   if (pending.items.length > 0) frame ??= requestAnimationFrame(renderPending);
+}
+
+/** Draws the first of `ids` that fit in the frame (the pacer's count, and the frame's script time
+ * within the budget); returns how many. The frame's whole cost is measured for the pacer: a message
+ * posted now is taken once the frame's style, layout and paint are done. */
+function drawItems(ids: readonly string[], items: readonly Item[], places: ReadonlyMap<string, number>, began: number): number {
+  const budget = frameBudget(began, lastKey);
+  const most = Math.min(ids.length, pacer.allowance(budget));
+  let done = 0;
+  while (done < most && (done === 0 || performance.now() - began < budget)) {
+    const place = places.get(ids[done] ?? "");
+    if (place !== undefined) renderItem(items, place, places);
+    done += 1;
+  }
+  if (done > 0) {
+    frameEnd.port1.onmessage = () => pacer.record(performance.now() - began, done);
+    frameEnd.port2.postMessage(undefined);
+  }
+  return done;
 }
 
 function dropNode(id: string | undefined): void {
@@ -1149,6 +1170,7 @@ window.addEventListener("message", (event: MessageEvent<HostToPanel>) => {
       }
       let sequence = Date.now();
       for (const update of message.updates) schedule(applyUpdate(session, update, sequence++));
+      streaming = true;
       break;
     }
     case "localPrompt":

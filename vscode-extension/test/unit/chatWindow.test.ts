@@ -1,6 +1,20 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { ChatWindow, drawOrder, FRAME_BUDGET_MS, frameBudget, holdsForKey, KEY_HOLD_MAX_MS, toRedraw, TYPING_FRAME_BUDGET_MS, TYPING_MS } from "../../src/model/chatWindow";
+import {
+  ChatWindow,
+  deferWhileStreaming,
+  drawOrder,
+  FRAME_BUDGET_MS,
+  frameBudget,
+  FramePacer,
+  holdsForKey,
+  KEY_HOLD_MAX_MS,
+  MIN_FRAME_ITEMS,
+  SCREEN_ITEMS,
+  toRedraw,
+  TYPING_FRAME_BUDGET_MS,
+  TYPING_MS,
+} from "../../src/model/chatWindow";
 import { applyUpdate, emptySession } from "../../src/model/conversation";
 import type { SessionUpdate } from "../../src/protocol";
 
@@ -113,5 +127,46 @@ describe("chat window", () => {
     // Keys in every frame: put off since 1005, it goes ahead KEY_HOLD_MAX_MS later.
     assert.equal(holdsForKey(1005 + KEY_HOLD_MAX_MS - 1, 1090, 1080, 1005), true);
     assert.equal(holdsForKey(1005 + KEY_HOLD_MAX_MS, 1090, 1080, 1005), false);
+  });
+
+  test("while a load streams in, only the items that can be on screen are drawn; the rest waits", () => {
+    const length = 1000;
+    // The page's last 300 items, newest first as drawOrder gives them.
+    const ids = Array.from({ length: 300 }, (_, i) => `i${length - 1 - i}`);
+    const places = new Map(ids.map((id) => [id, Number(id.slice(1))]));
+    const streaming = deferWhileStreaming(ids, places, length, true);
+    assert.equal(streaming.now.length, SCREEN_ITEMS);
+    assert.deepEqual(streaming.now, ids.slice(0, SCREEN_ITEMS));
+    assert.deepEqual(streaming.later, ids.slice(SCREEN_ITEMS));
+    // A frame with no new update draws them all (within its budget).
+    assert.deepEqual(deferWhileStreaming(ids, places, length, false), { now: ids, later: [] });
+    // An older item changed by the stream (a tool call's status) waits too.
+    assert.deepEqual(deferWhileStreaming(["i5", "i999"], places, length, true), { now: ["i999"], later: ["i5"] });
+  });
+
+  test("a frame draws as many items as its whole time allows, learnt from the frames before", () => {
+    const pacer = new FramePacer(0.2);
+    assert.equal(pacer.allowance(8), 40);
+    // A frame of 20 items took 16 ms to its end (rendering included): 0.8 ms an item now weighs half.
+    pacer.record(16, 20);
+    assert.equal(pacer.msPerItem, 0.5);
+    assert.equal(pacer.allowance(8), 16);
+    pacer.record(16, 20);
+    pacer.record(16, 20);
+    assert.ok(pacer.allowance(8) <= 11, "follows slower frames");
+    pacer.record(1, 50);
+    assert.ok(pacer.allowance(8) > 11, "and faster ones");
+  });
+
+  test("the pacer never goes below MIN_FRAME_ITEMS, and frames of fewer items do not teach it", () => {
+    const pacer = new FramePacer(0.2);
+    // A frame's own cost (the key, the scroll) over a few items would read as a costly item.
+    pacer.record(9, MIN_FRAME_ITEMS - 1);
+    assert.equal(pacer.msPerItem, 0.2);
+    // A loaded machine: every frame over budget on its own; the load still advances.
+    for (let i = 0; i < 10; i++) pacer.record(60, MIN_FRAME_ITEMS);
+    assert.equal(pacer.allowance(TYPING_FRAME_BUDGET_MS), MIN_FRAME_ITEMS);
+    pacer.record(Number.NaN, 10);
+    assert.ok(Number.isFinite(pacer.msPerItem));
   });
 });
