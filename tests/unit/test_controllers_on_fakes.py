@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 from typing import Any, cast
 
+import orjson
 import pytest
 
 from acpls.acp.connection import AgentConnection
@@ -171,6 +172,47 @@ async def test_router_keeps_a_new_sessions_early_updates_and_drops_an_ended_ones
         assert new.id in router._transcripts
         router.session_closed(sessions.pop(new.id))
         assert new.id not in router._transcripts
+    finally:
+        pump.close()
+        router.close()
+        await tasks.aclose()
+
+
+class Leads:
+    """FollowController as the router's look-ahead uses it."""
+
+    def __init__(self) -> None:
+        self.leads: list[tuple[Any, bool]] = []
+
+    def lead(self, target: Any, *, urgent: bool = False) -> None:
+        self.leads.append((target, urgent))
+
+
+def location_line(session_id: str, line: int) -> bytes:
+    update = {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": f"t{line}",
+        "locations": [{"path": "/ws/a.py", "line": line}],
+    }
+    message = {"method": "session/update", "params": {"sessionId": session_id, "update": update}}
+    return orjson.dumps(message) + b"\n"
+
+
+async def test_router_looks_ahead_to_a_blocks_newest_location(tmp_path: Path) -> None:
+    """Before a block of the agent's output is handled, its newest location of a session acpls
+    holds goes to follow (a flood shows its newest at once); a large block's is urgent."""
+    editor = Editor(str(tmp_path))
+    held = session()
+    router, pump, tasks = router_on_fakes(tmp_path, editor, {held.id: held})
+    leads = Leads()
+    router.follow = cast(FollowController, leads)
+    try:
+        block = b"".join(location_line(held.id, n) for n in range(1, 4))
+        router.look_ahead(b"tail of an earlier line\n" + block)
+        router.look_ahead(location_line("not-held", 9) * 2)
+        flood = b"".join(location_line(held.id, n) for n in range(1, 3001))
+        router.look_ahead(b"\n" + flood)
+        assert [(t.line, urgent) for t, urgent in leads.leads] == [(3, False), (3000, True)]
     finally:
         pump.close()
         router.close()
