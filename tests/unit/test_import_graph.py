@@ -41,6 +41,8 @@ FORBIDDEN = {
     "acpls.core": (
         "pygls",
         "lsprotocol",
+        # Error types and codes come from acp/errors.py, the small module both sides import.
+        "acpls.acp.transport",
         "acpls.server",
         "acpls.editor.port",
         "acpls.editor.stdio",

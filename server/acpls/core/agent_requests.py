@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from acpls.acp.converter import permission_tool_call, structure, unstructure
+from acpls.acp.errors import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, AcpError
 from acpls.acp.models import (
     AcpModelError,
     CreateTerminalRequest,
@@ -28,7 +29,6 @@ from acpls.acp.models import (
     WaitForTerminalExitRequest,
     WriteTextFileRequest,
 )
-from acpls.acp.transport import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, AcpError
 from acpls.core import ports
 from acpls.core.session import PendingPermission, Session
 from acpls.editor import messages as msg

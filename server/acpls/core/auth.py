@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from acpls.acp.transport import AcpError
+from acpls.acp.errors import AcpError
 from acpls.core import ports
 from acpls.editor import messages as msg
 

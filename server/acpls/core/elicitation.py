@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from acpls.acp.transport import INVALID_PARAMS, AcpError
+from acpls.acp.errors import INVALID_PARAMS, AcpError
 from acpls.core import ports
 from acpls.editor import messages as msg
 from acpls.translate import elicitation as q

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
-from acpls.acp.transport import INTERNAL_ERROR
+from acpls.acp.errors import INTERNAL_ERROR
 from acpls.core import ports
 from acpls.core.errors import CommandError
 
