@@ -229,3 +229,24 @@ async def test_large_answers_wait_for_a_slot_until_the_previous_are_written() ->
         await asyncio.sleep(0)
     assert state["written"] == 300
     assert state["most"] <= HEAVY_AT_ONCE
+
+
+def test_a_replayed_message_is_remembered_by_its_digest_only() -> None:
+    """A loaded session's messages (v1, no ids) are held until whole, then remembered: each by
+    its digest alone, the same digest a live message of the same text has."""
+    from acpls.translate.session_updates import _Fingerprint
+
+    n = SessionUpdateNormalizer(1)
+    n.replay_mode(True)
+    for i in range(3):
+        n.normalize(
+            {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": f"{i}"}}
+        )
+        n.normalize({"sessionUpdate": "tool_call", "toolCallId": f"c{i}", "title": "t"})
+    n.replay_mode(False)
+    remembered = list(n._messages.values())
+    assert [m.fingerprint._done is None and m.fingerprint._run is None for m in remembered] == [
+        True
+    ] * 3
+    live = [_Fingerprint([{"type": "text", "text": f"{i}"}]).digest() for i in range(3)]
+    assert [m.fingerprint.digest() for m in remembered] == live

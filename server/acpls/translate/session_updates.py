@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -81,7 +81,9 @@ class _Fingerprint:
     __slots__ = ("_done", "_frozen", "_run")
 
     def __init__(self, blocks: list[Any] | None = None) -> None:
-        self._done: Any = hashlib.blake2b(digest_size=16)
+        # Made when first needed: most messages are one run of text and never need it (a
+        # replay makes one fingerprint per message, thousands in a row).
+        self._done: Any = None
         self._run: Any = None
         self._frozen: bytes | None = None
         for block in blocks or ():
@@ -101,7 +103,7 @@ class _Fingerprint:
             return
         self._thaw()
         self._close_run()
-        self._done.update(b"B" + _canonical_json(block))
+        self._started().update(b"B" + _canonical_json(block))
 
     def add_text(self, text: str) -> None:
         """`add` of a plain text block, for a caller that has already checked it is one (a
@@ -116,15 +118,21 @@ class _Fingerprint:
             self._done = hashlib.blake2b(self._frozen, digest_size=16)
             self._frozen = None
 
+    def _started(self) -> Any:
+        if self._done is None:
+            self._done = hashlib.blake2b(digest_size=16)
+        return self._done
+
     def _close_run(self) -> None:
         if self._run is not None:
-            self._done.update(b"T" + self._run.digest())
+            self._started().update(b"T" + self._run.digest())
             self._run = None
 
     def digest(self) -> bytes:
         if self._frozen is not None:
             return self._frozen
-        total = self._done.copy()
+        done = self._done
+        total = done.copy() if done is not None else hashlib.blake2b(digest_size=16)
         if self._run is not None:
             total.update(b"T" + self._run.digest())
         return total.digest()
@@ -235,7 +243,10 @@ class SessionUpdateNormalizer:
         self._max_messages = max_messages
         self._next_auto_id = 1
         self._chain: _Chain | None = None
-        self._messages: dict[str, _Message] = {}
+        # Ordered so forgetting the oldest is O(1): a plain dict's first key is found by
+        # skipping every slot deleted before it (0.65 against 0.23 us a message, 15,000 in a
+        # 20,000-update load).
+        self._messages: OrderedDict[str, _Message] = OrderedDict()
         # Whole messages with acpls-made ids, by (role, digest): what a v1 replay can match.
         self._finished: Counter[tuple[str, bytes]] = Counter()
         self._available_modes: list[Any] = []
@@ -467,6 +478,9 @@ class SessionUpdateNormalizer:
                 record.fingerprint.freeze()  # an acpls-made id gets no more chunks
             return []
         held = chain.replay
+        # Whole now (an acpls-made id gets no more chunks): frozen, its digest is made once for
+        # the match and the count below, and it drops its hash objects (~900 bytes a message).
+        held.fingerprint.freeze()
         key = (held.role, held.fingerprint.digest())
         replay = self._replay
         if replay is not None and replay.finished[key] > 0:
@@ -485,7 +499,7 @@ class SessionUpdateNormalizer:
     def _remember(self, message_id: str, role: str, fingerprint: _Fingerprint) -> None:
         messages = self._messages
         if message_id not in messages and len(messages) >= self._max_messages:
-            del messages[next(iter(messages))]  # bounded: forget the oldest
+            messages.popitem(last=False)  # bounded: forget the oldest
         messages[message_id] = _Message(role, fingerprint)
 
     def _count_finished(self, role: str, fingerprint: _Fingerprint) -> None:
