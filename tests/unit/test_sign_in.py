@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from acpls.acp.transport import AcpError
-from acpls.core.auth import SignIn
+from acpls.core.auth import SignIn, auth_required_message
 from acpls.registry.spec import AgentSpec
 from tests.fuzz.frame_fuzzer import FakeEditor
 
@@ -30,10 +30,16 @@ class Editor(FakeEditor):
 
 
 class Conn:
-    def __init__(self, version: int = 1, error: AcpError | None = None) -> None:
+    def __init__(
+        self,
+        version: int = 1,
+        error: AcpError | None = None,
+        methods: list[dict[str, Any]] | None = None,
+    ) -> None:
         self.version = version
         self.error = error
         self.sent: list[tuple[str, Any]] = []
+        self.auth_methods = methods or []
 
     async def request(self, method: str, params: Any) -> Any:
         self.sent.append((method, params))
@@ -112,3 +118,56 @@ async def test_a_failed_authenticate_is_shown_and_reported() -> None:
     conn = Conn(error=AcpError(-32000, "bad credentials"))
     assert not await SignIn(editor, agents).run(conn, "alpha", {"id": "x"}, "x")  # type: ignore[arg-type]
     assert editor.messages == ["acpls: sign-in failed: bad credentials"]
+
+
+class Picking(Editor):
+    """Picks the sign-in method titled `choice` from window/showMessageRequest."""
+
+    def __init__(self, choice: str | None) -> None:
+        super().__init__(None)
+        self.choice = choice
+        self.offered: list[list[str]] = []
+
+    async def show_message_request(
+        self, level: int, message: str, actions: list[str], msg_id: str | None = None
+    ) -> str | None:
+        self.offered.append(actions)
+        return self.choice
+
+
+METHODS = [
+    {"methodId": "old-draft", "name": "Old draft"},  # an early draft's key, still taken
+    {"id": "oauth", "name": "Browser"},
+    {"name": "no id: never offered"},
+]
+
+
+async def test_sign_in_without_a_method_asks_which_and_runs_the_one_picked() -> None:
+    editor, agents = Picking("Browser"), Agents()
+    conn = Conn(methods=METHODS)
+    assert await SignIn(editor, agents).sign_in(conn, "alpha", None, "token expired")  # type: ignore[arg-type]
+    assert editor.offered == [["Old draft", "Browser"]]
+    assert conn.sent == [("authenticate", {"methodId": "oauth"})]
+
+
+async def test_sign_in_is_declined_when_nothing_is_picked_or_offered() -> None:
+    cases = ((Picking(None), METHODS, 1), (Picking("Elsewhere"), METHODS, 1))
+    for editor, methods, asked in (*cases, (Picking("Browser"), [], 0)):
+        conn = Conn(methods=methods)
+        assert not await SignIn(editor, Agents()).sign_in(conn, "alpha", None)  # type: ignore[arg-type]
+        assert conn.sent == [] and len(editor.offered) == asked  # no methods: nothing to ask
+    named = Picking(None)
+    conn = Conn(methods=METHODS)
+    assert await SignIn(named, Agents()).sign_in(conn, "alpha", "old-draft")  # type: ignore[arg-type]
+    assert named.offered == [] and conn.sent == [("authenticate", {"methodId": "old-draft"})]
+
+
+def test_the_auth_required_message_names_the_methods_with_an_id() -> None:
+    text = auth_required_message(METHODS, "no key")
+    assert text == (
+        "authentication required: the agent says 'no key'. It offers: Old draft, Browser"
+        " (run acpls.authenticate)."
+    )
+    assert (
+        auth_required_message([], "no key") == "authentication required: the agent says 'no key'."
+    )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from acpls.acp.errors import AcpError
@@ -56,6 +56,28 @@ def env_vars(method: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def id_of(method: Mapping[str, Any]) -> str | None:
+    """An auth method's id: `id` in ACP (v1 and v2); `methodId` in early drafts some agents
+    still send. None when it has neither, so no method is ever sent as "None"."""
+    for key in ("id", "methodId"):
+        value = method.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def name_of(method: Mapping[str, Any]) -> str:
+    name = method.get("name")
+    return name if isinstance(name, str) and name else str(id_of(method))
+
+
+def auth_required_message(methods: Sequence[Mapping[str, Any]], reason: str) -> str:
+    """The editor's error for a request the agent refused until the user signs in."""
+    names = ", ".join(name_of(m) for m in methods if id_of(m))
+    offered = f" It offers: {names} (run acpls.authenticate)." if names else ""
+    return f"authentication required: the agent says {reason!r}.{offered}"
+
+
 class SignIn:
     def __init__(self, editor: ports.EditorPort, agents: AgentsPart) -> None:
         self.editor = editor
@@ -67,6 +89,35 @@ class SignIn:
 
     def env_for(self, agent: str) -> dict[str, str]:
         return self._env.setdefault(agent, {})
+
+    async def sign_in(
+        self, conn: AgentConnection, agent: str, chosen_id: str | None, reason: str = ""
+    ) -> bool:
+        """Sign in to `agent` (its process `conn`) with the method `chosen_id`, or with None the
+        one the user picks among those the agent offers; False when none was signed in."""
+        methods = [m for m in conn.auth_methods if id_of(m)]
+        if chosen_id is None:
+            chosen_id = await self._pick(agent, methods, reason)
+            if chosen_id is None:
+                return False
+        chosen = next((m for m in methods if id_of(m) == chosen_id), {})
+        return await self.run(conn, agent, chosen, chosen_id)
+
+    async def _pick(
+        self, agent: str, methods: Sequence[Mapping[str, Any]], reason: str
+    ) -> str | None:
+        if not methods:
+            return None
+        names = [name_of(m) for m in methods]
+        text = f"The agent {agent} needs you to sign in" + (f" ({reason})." if reason else ".")
+        try:
+            choice = await self.editor.show_message_request(ports.MESSAGE_WARNING, text, names)
+        except Exception:
+            logger.exception("asking the editor to pick a sign-in method failed")
+            return None
+        if choice is None or choice not in names:
+            return None
+        return id_of(methods[names.index(choice)])
 
     async def run(
         self, conn: AgentConnection, agent: str, method: Mapping[str, Any], method_id: str

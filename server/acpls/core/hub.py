@@ -29,7 +29,7 @@ from acpls.core import ports
 from acpls.core.agent_requests import AgentRequests
 from acpls.core.agent_slots import AgentSlot, guard_sessions
 from acpls.core.agents import AgentCatalog
-from acpls.core.auth import SignIn
+from acpls.core.auth import SignIn, auth_required_message
 from acpls.core.checkpoints import CheckpointController
 from acpls.core.elicitation import Questions
 from acpls.core.errors import CommandError
@@ -596,7 +596,7 @@ class Hub:
                 if exc.code != AUTH_REQUIRED:
                     raise
                 if not await self.authenticate(conn, None, reason=exc.message):
-                    message = self._auth_message(conn, exc.message)
+                    message = auth_required_message(conn.auth_methods, exc.message)
                     raise CommandError(message, AUTH_REQUIRED) from exc
             # A sign-in may have restarted the agent (env_var and terminal methods).
             return await (await self.agent(name)).request(method, params)
@@ -610,37 +610,16 @@ class Hub:
         reason = reason if isinstance(reason, str) and reason else "the agent's turn failed"
         conn = self.connection_of(session.agent or None)
         if code == AUTH_REQUIRED and conn is not None:
-            return CommandError(self._auth_message(conn, reason), code)
+            return CommandError(auth_required_message(conn.auth_methods, reason), code)
         return CommandError(reason, code)
-
-    def _auth_message(self, conn: AgentConnection, reason: str) -> str:
-        names = ", ".join(_auth_name(m) for m in conn.auth_methods if _auth_id(m))
-        offered = f" It offers: {names} (run acpls.authenticate)." if names else ""
-        return f"authentication required: the agent says {reason!r}.{offered}"
 
     async def authenticate(
         self, conn: AgentConnection | None, method_id: str | None, reason: str = ""
     ) -> bool:
+        """Sign in to `conn`'s agent (default: the default agent's) with `method_id`, or with
+        the method the user picks (core/auth.py)."""
         conn = conn or await self.agent()
-        agent = self.agent_name_of(conn)
-        methods = [m for m in conn.auth_methods if _auth_id(m)]
-        if method_id is None:
-            if not methods:
-                return False
-            names = [_auth_name(m) for m in methods]
-            text = f"The agent {agent} needs you to sign in"
-            text += f" ({reason})." if reason else "."
-            try:
-                choice = await self.editor.show_message_request(ports.MESSAGE_WARNING, text, names)
-            except Exception:
-                logger.exception("asking the editor to pick a sign-in method failed")
-                choice = None
-            if choice is None or choice not in names:
-                return False
-            method_id = _auth_id(methods[names.index(choice)])
-        assert method_id is not None
-        chosen = next((m for m in methods if _auth_id(m) == method_id), {})
-        return await self.sign_in.run(conn, agent, chosen, method_id)
+        return await self.sign_in.sign_in(conn, self.agent_name_of(conn), method_id, reason)
 
     # -- the turn ------------------------------------------------------------------------------
     async def prompt(
@@ -796,21 +775,6 @@ class Hub:
             return uri_to_path(uri)
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
-
-
-def _auth_id(method: Mapping[str, Any]) -> str | None:
-    """An auth method's id: `id` in ACP (v1 and v2); `methodId` in early drafts some agents
-    still send. None when it has neither, so no method is ever sent as "None"."""
-    for key in ("id", "methodId"):
-        value = method.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return None
-
-
-def _auth_name(method: Mapping[str, Any]) -> str:
-    name = method.get("name")
-    return name if isinstance(name, str) and name else str(_auth_id(method))
 
 
 def _modes_of(result: dict) -> tuple[Any, list[str]]:
