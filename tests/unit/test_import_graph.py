@@ -182,3 +182,38 @@ def test_the_nested_import_finder_finds_one() -> None:
         "def f():\n    from acpls.core.routing import _slice_lines\n"
     )
     assert nested_imports(source) == [5]
+
+
+def module_instances(source: str) -> list[str]:
+    """Module-level objects made from the package's own classes (`EDITOR_OUTPUT = FlowGate()`):
+    state every importer shares, where it should be passed to whoever uses it."""
+    tree = ast.parse(source)
+    classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("acpls"):
+            classes.update(a.asname or a.name for a in node.names if a.name[:1].isupper())
+    return [
+        ast.unparse(node)
+        for node in tree.body
+        if isinstance(node, ast.Assign | ast.AnnAssign)
+        and isinstance(node.value, ast.Call)
+        and isinstance(node.value.func, ast.Name)
+        and node.value.func.id in classes
+    ]
+
+
+def test_no_module_holds_an_instance_of_the_packages_classes() -> None:
+    bad = [
+        f"{path.relative_to(PACKAGE)}: {found}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for found in module_instances(path.read_text(encoding="utf-8"))
+    ]
+    assert not bad, "module-level state (pass it in instead): " + "; ".join(bad)
+
+
+def test_the_module_instance_finder_finds_the_old_editor_pipe() -> None:
+    source = (
+        "from acpls.flow import FlowGate\nclass Gate: ...\nEDITOR_OUTPUT = FlowGate()\nG = Gate()\n"
+    )
+    assert module_instances(source) == ["EDITOR_OUTPUT = FlowGate()", "G = Gate()"]
+    assert module_instances("import logging\nlogger = logging.getLogger(__name__)\n") == []
