@@ -8,6 +8,7 @@ that only the type checker follows is still two modules that know each other.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -217,3 +218,17 @@ def test_the_module_instance_finder_finds_the_old_editor_pipe() -> None:
     )
     assert module_instances(source) == ["EDITOR_OUTPUT = FlowGate()", "G = Gate()"]
     assert module_instances("import logging\nlogger = logging.getLogger(__name__)\n") == []
+
+
+def readme_layers() -> set[str]:
+    """The modules and packages README.md's "How it works" box names, as module names."""
+    readme = (PACKAGE.parents[1] / "README.md").read_text(encoding="utf-8")
+    box = readme.split("## How it works", 1)[1].split("```", 2)[1]
+    names = re.findall(r"^ │ (\w+)(/|\.py) ", box, flags=re.MULTILINE)
+    return {f"acpls.{name}" for name, _ in names}
+
+
+def test_the_readme_names_every_layer_the_rules_hold_and_only_real_ones() -> None:
+    named = readme_layers()
+    assert set(FORBIDDEN) <= named, sorted(set(FORBIDDEN) - named)
+    assert named <= set(modules()), sorted(named - set(modules()))
