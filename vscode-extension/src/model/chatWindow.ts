@@ -2,7 +2,8 @@
 // has thousands of items; putting all of them in the DOM makes loading it quadratic-feeling and the
 // workbench stutter. So the panel shows a window: the last items when a session is shown, at most
 // `maxShown` while it follows the end (items leaving the top are taken out of the page, not out of
-// the conversation), and older pages put back on scroll or with the "Show earlier" button. Nothing is
+// the conversation; while a load streams in, at most SCREEN_ITEMS), and older pages put back on
+// scroll or with the "Show earlier" button. Nothing is
 // dropped silently: the note above the first shown item says how many are above it and how to see
 // them, and, when the view itself no longer keeps the oldest items (MAX_ITEMS), where they are.
 //
@@ -38,11 +39,13 @@ export class ChatWindow {
 
   /**
    * Following the end of a conversation of `length` items: when more than `maxShown` are in the
-   * page, the oldest leave it. Returns the indices leaving (empty when none).
+   * page, the oldest leave it; while a load streams in (`streaming`: updates arrived since the last
+   * frame), more than SCREEN_ITEMS. Returns the indices leaving (empty when none).
    */
-  follow(length: number): Range {
+  follow(length: number, streaming = false): Range {
     const from = this.start;
-    this.start = Math.max(this.start, length - this.options.maxShown);
+    const most = streaming ? Math.min(SCREEN_ITEMS, this.options.maxShown) : this.options.maxShown;
+    this.start = Math.max(this.start, length - most);
     return { from, to: Math.min(this.start, length) };
   }
 
@@ -121,24 +124,12 @@ export function drawOrder(ids: readonly string[], places: ReadonlyMap<string, nu
 
 /** Items that can be on screen at once at most (the smallest item, one line and its margin, is
  * about 30 px: 40 of them fill a 1,200 px panel). While a load streams in and the page follows its
- * end, only these newest items are drawn; see `deferWhileStreaming`. */
+ * end, the page keeps only these (`follow`): a 20,000-update load moves the end by hundreds of items
+ * a message, and the older items of a 300-item page, drawn newest first, left it a few frames later
+ * unseen; their style, layout and paint (three times the script that made them) were most of each
+ * long frame that kept a key waiting, and drawn after the load, they kept the keys waiting for
+ * seconds more. The items above are counted by the note and come back on scroll, a page at a time. */
 export const SCREEN_ITEMS = 40;
-
-/**
- * Splits the items a following page has to draw (`ids`, newest first from `drawOrder`) while a load
- * streams in (`streaming`: updates arrived since the last frame) into what is drawn now, the
- * newest SCREEN_ITEMS of the conversation's `length` items, and what waits for a frame with no new
- * updates. A 20,000-update load moves the page's window by hundreds of items a message, so older
- * items drawn meanwhile left the page a few frames later unseen: their style, layout and paint
- * (three times the script that made them) were most of each long frame that kept a key waiting.
- */
-export function deferWhileStreaming(ids: readonly string[], places: ReadonlyMap<string, number>, length: number, streaming: boolean): { now: string[]; later: string[] } {
-  if (!streaming) return { now: [...ids], later: [] };
-  const now: string[] = [];
-  const later: string[] = [];
-  for (const id of ids) ((places.get(id) ?? -1) >= length - SCREEN_ITEMS ? now : later).push(id);
-  return { now, later };
-}
 
 /**
  * How many items a frame may draw: the script that makes them is the small part of their cost, the

@@ -1,9 +1,9 @@
 // The agent panel's page. It keeps a copy of the shown session, applies the host's batches of
 // session updates with the same reducer as the host, and redraws only the items an update changed,
 // at most once per animation frame and as many items as fit in frameBudget of the whole frame, its
-// rendering included (less while keys arrive, none in the frame that shows a key; while a load
-// streams in, only the items that can be on screen; the rest waits for a later frame, so keys typed
-// in the prompt are taken between frames and shown at once). Only a window of a long
+// rendering included (less while keys arrive, none in the frame that shows a key; the rest waits
+// for a later frame, so keys typed in the prompt are taken between frames and shown at once; while
+// a load streams in, the page keeps only the items that can be on screen). Only a window of a long
 // conversation is in the page (model/chatWindow.ts): the last items, older pages put back on scroll
 // or with "Show earlier", and a note above the first shown item saying what is above it. Markdown goes through the escaping renderer; all other text is
 // set with textContent. Nothing from the agent is ever run.
@@ -24,7 +24,7 @@ import {
   toolKindIcon,
   toolStatusLabel,
 } from "../model/conversation";
-import { ChatWindow, deferWhileStreaming, drawOrder, frameBudget, FramePacer, holdsForKey, toRedraw } from "../model/chatWindow";
+import { ChatWindow, drawOrder, frameBudget, FramePacer, holdsForKey, toRedraw } from "../model/chatWindow";
 import { PromptHistory } from "../model/history";
 import { renderInline, renderMarkdown } from "../model/markdown";
 import { sessionChoiceLabel } from "../model/multiAgent";
@@ -217,7 +217,7 @@ function renderPending(): void {
   pending.removed = [];
   if (stick) {
     // Following the end: the oldest shown items leave the page (they stay in the conversation).
-    const leaving = chatWindow.follow(items.length);
+    const leaving = chatWindow.follow(items.length, streaming);
     for (let i = leaving.from; i < leaving.to; i++) dropNode(items[i]?.id);
   }
   const places = new Map<string, number>();
@@ -225,12 +225,11 @@ function renderPending(): void {
     const item = items[i];
     if (item !== undefined) places.set(item.id, i);
   }
-  const ordered = drawOrder(toRedraw(pending.items, places), places, stick);
-  const { now: ids, later } = deferWhileStreaming(ordered, places, items.length, stick && streaming);
   streaming = false;
+  const ids = drawOrder(toRedraw(pending.items, places), places, stick);
   const done = drawItems(ids, items, places, began);
   // What waits goes back oldest first, as the updates marked it.
-  pending.items = [...ids.slice(done), ...later].sort((a, b) => (places.get(a) ?? 0) - (places.get(b) ?? 0));
+  pending.items = ids.slice(done).sort((a, b) => (places.get(a) ?? 0) - (places.get(b) ?? 0));
   if (pending.header) renderHeader();
   if (pending.plan) renderPlan();
   pending.header = false;

@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import {
   ChatWindow,
-  deferWhileStreaming,
   drawOrder,
   FRAME_BUDGET_MS,
   frameBudget,
@@ -129,19 +128,23 @@ describe("chat window", () => {
     assert.equal(holdsForKey(1005 + KEY_HOLD_MAX_MS, 1090, 1080, 1005), false);
   });
 
-  test("while a load streams in, only the items that can be on screen are drawn; the rest waits", () => {
-    const length = 1000;
-    // The page's last 300 items, newest first as drawOrder gives them.
-    const ids = Array.from({ length: 300 }, (_, i) => `i${length - 1 - i}`);
-    const places = new Map(ids.map((id) => [id, Number(id.slice(1))]));
-    const streaming = deferWhileStreaming(ids, places, length, true);
-    assert.equal(streaming.now.length, SCREEN_ITEMS);
-    assert.deepEqual(streaming.now, ids.slice(0, SCREEN_ITEMS));
-    assert.deepEqual(streaming.later, ids.slice(SCREEN_ITEMS));
-    // A frame with no new update draws them all (within its budget).
-    assert.deepEqual(deferWhileStreaming(ids, places, length, false), { now: ids, later: [] });
-    // An older item changed by the stream (a tool call's status) waits too.
-    assert.deepEqual(deferWhileStreaming(["i5", "i999"], places, length, true), { now: ["i999"], later: ["i5"] });
+  test("while a load streams in, a following page keeps only the items that can be on screen", () => {
+    const w = new ChatWindow();
+    w.reset(1000);
+    assert.equal(w.start, 900);
+    // Updates arrived since the last frame: the page shrinks to the newest SCREEN_ITEMS.
+    assert.deepEqual(w.follow(1200, true), { from: 900, to: 1200 - SCREEN_ITEMS });
+    assert.equal(w.start, 1200 - SCREEN_ITEMS);
+    // A frame with no new update keeps what it has and grows to maxShown again, never backwards.
+    assert.deepEqual(w.follow(1210, false), { from: 1160, to: 1160 });
+    assert.equal(w.start, 1160);
+    // The items above stay reachable: the note counts them and pages come back.
+    assert.match(w.note(0) ?? "", /^1160 earlier items are above/);
+    assert.deepEqual(w.earlier(), { from: 1060, to: 1160 });
+    // A window smaller than a screen is not grown by it.
+    const small = new ChatWindow({ firstPage: 10, page: 5, maxShown: 30 });
+    small.reset(0);
+    assert.deepEqual(small.follow(100, true), { from: 0, to: 70 });
   });
 
   test("a frame draws as many items as its whole time allows, learnt from the frames before", () => {
