@@ -196,6 +196,7 @@ let streaming = false;
 const pacer = new FramePacer();
 /** Its message comes once the frame that posted it has been rendered (see drawItems). */
 const frameEnd = new MessageChannel();
+frameEnd.port1.onmessage = (event: MessageEvent<[number, number]>) => pacer.record(performance.now() - event.data[0], event.data[1]);
 
 function renderPending(): void {
   frame = undefined;
@@ -257,10 +258,9 @@ function drawItems(ids: readonly string[], items: readonly Item[], places: Reado
     if (place !== undefined) renderItem(items, place, places);
     done += 1;
   }
-  if (done > 0) {
-    frameEnd.port1.onmessage = () => pacer.record(performance.now() - began, done);
-    frameEnd.port2.postMessage(undefined);
-  }
+  // The frame's own start and count travel with its message: a frame's message can still be on its
+  // way when the next frame posts.
+  if (done > 0) frameEnd.port2.postMessage([began, done]);
   return done;
 }
 
