@@ -112,7 +112,7 @@ def parse_settings(
     if "agent" in changes and isinstance(changes["agent"], str):
         url = changes.get("registry_url", base.registry_url)
         try:
-            changes["agent"] = (agents or _default_resolver)(changes["agent"], url)
+            changes["agent"] = (agents or _presets_only)(changes["agent"], url)
         except ValueError as exc:
             del changes["agent"]
             problems.append(f"acpls.agent: {exc}")
@@ -131,16 +131,13 @@ def _parse_key(key: str, value: Any, changes: dict[str, Any], problems: list[str
         problems.append(f"acpls.{key}: {exc}")
 
 
-def _default_resolver(name: str, url: str) -> AgentSpec:
-    import os
-
-    from acpls.core.agents import AgentCatalog
-    from acpls.services.agent_install import AgentInstallError
-
-    try:
-        return AgentCatalog(os.environ, url).resolve(name)
-    except AgentInstallError as exc:
-        raise ValueError(str(exc)) from exc
+def _presets_only(name: str, url: str) -> AgentSpec:
+    """Without the server's agent catalog (core/agents.py, which callers pass in: settings sit
+    below core/), a name that is not a preset cannot be resolved."""
+    raise ValueError(
+        f"unknown agent {name!r}: not a preset ({', '.join(PRESETS_BY_NAME)}), and no agent"
+        f" registry at {url} was asked"
+    )
 
 
 def _parse_agent(value: Any) -> AgentSpec | str:

@@ -50,6 +50,8 @@ FORBIDDEN = {
     ),
     "acpls.acp": ("acpls.core", "acpls.editor", "acpls.server"),
     "acpls.services": ("acpls.core", "acpls.editor", "acpls.server"),
+    # Settings sit below core/: the agent catalog that resolves a registry id is handed in.
+    "acpls.settings": ("acpls.core", "acpls.services", "acpls.editor", "acpls.server"),
     "acpls.editor": ("acpls.server",),
 }
 
