@@ -25,6 +25,7 @@ from acpls.editor.messages import register_message_hooks
 from acpls.editor.port import LspEditorPort
 from acpls.editor.protocol import AcplsProtocol, current_request_id
 from acpls.flow import FlowGate
+from acpls.services.memory import settle_collector
 from acpls.translate.uris import uri_to_path
 
 if TYPE_CHECKING:
@@ -77,8 +78,6 @@ class AcplsServer(LanguageServer):
             if options is not None:
                 for problem in self._hub.configure(options):
                     logger.warning("%s", problem)
-            from acpls.services.memory import settle_collector
-
             settle_collector()  # after the core's imports: they live as long as the process
         return self._hub
 
