@@ -308,7 +308,9 @@ def _speedups_target(
     if chunk == 4096:
         passed, goal = v2 >= 1.3 and v1 >= 1.3 and whole, "target >= 1.3x (a), v2 and v1"
     else:
-        passed, goal = gain2 >= 0.95 and gain1 >= 0.95 and whole, "target: no loss at 64 B"
+        # v1 output has no base64 and neither run uses uvloop: on v1 the two are the same code,
+        # so their ratio is this run's noise (0.85-1.11x in idle runs), never a loss to judge.
+        passed, goal = gain2 >= 0.95 and whole, "target: no loss at 64 B on v2"
     report.target(
         f"P1 speedups ({speedups.describe(speedups.DEFAULT)})"
         f" {'4 KiB' if chunk == 4096 else '64 B'}:",
@@ -316,7 +318,8 @@ def _speedups_target(
         f"v2 {medians['acpls']:.1f} MB/s = {v2:.2f}x (a) {medians['bare']:.1f}"
         f" ({gain2:.2f}x acpls stdlib-only {medians['acpls-stdlib']:.1f});"
         f" v1 {medians['acpls-v1']:.1f} = {v1:.2f}x (a) v1 {medians['bare-v1']:.1f}"
-        f" ({gain1:.2f}x stdlib-only {medians['acpls-stdlib-v1']:.1f}) ({goal});"
+        f" ({gain1:.2f}x stdlib-only {medians['acpls-stdlib-v1']:.1f}"
+        f"{', the same code: noise' if chunk != 4096 else ''}) ({goal});"
         f" uvloop on top: v2 {loop2:.2f}x, v1 {loop1:.2f}x",
     )
 
