@@ -381,6 +381,10 @@ class UpdateRouter:
         for update in session.normalizer.end_turn(stop_reason):
             self._to_editor(session, update)
         self.follow.end_turn()
+        if not self.editor.custom_mode:
+            # The turn's last terminal output goes into the transcript above its end line, not
+            # after it at the next flush (the fresh-clone test_emacs run saw it below).
+            self._flush_session_terminals(session.id)
         transcript = self._transcripts.get(session.id)
         if transcript is not None:
             transcript.turn_ended(stop_reason, tokens)
