@@ -47,6 +47,7 @@ from tests.agents import script_command  # noqa: E402
 from tests.nvim.conftest import ACPLS, start_nvim  # noqa: E402
 
 from bench import results_md  # noqa: E402
+from bench.bytecode import compile_acpls  # noqa: E402
 
 LOAD_AGENT = REPO / "bench" / "load_agent.py"
 MARKER = "END-OF-OUTPUT-MARKER"
@@ -341,6 +342,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=None)
     parser.add_argument("--only", default="E1,E2,E3,E4", help="E5 comes with E4")
     args = parser.parse_args()
+    compile_acpls()
     runs = args.runs or (1 if args.quick else 3)
     only = set(args.only.split(","))
     load_at_start = results_md.load_average()

@@ -34,6 +34,7 @@ sys.path.insert(0, str(REPO))
 
 from acpls import speedups  # noqa: E402
 from bench import traffic  # noqa: E402
+from bench.bytecode import compile_acpls  # noqa: E402
 from bench.checkpoints import bench_p6  # noqa: E402
 from bench.editor import Editor, cpu_seconds, rss_kib  # noqa: E402
 from bench.session_load import bench_p8  # noqa: E402
@@ -768,6 +769,7 @@ def main(argv: list[str] | None = None) -> int:
         "--no-results-md", action="store_true", help="do not rewrite bench/RESULTS.md"
     )
     args = parser.parse_args(argv)
+    compile_acpls()
     cfg = Config.make(args.quick, args.runs)
     chosen = [p.strip().upper() for p in args.only.split(",")] if args.only else list(BENCHMARKS)
     report = Report(cfg)

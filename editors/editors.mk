@@ -40,8 +40,8 @@ $(CLAUDE_ACP_STAMP):
 	touch $@
 interop-deps: $(ACP_SDK_EXAMPLES)/echo_agent.py $(CLAUDE_ACP_STAMP)
 
-test-editors: $(STAMP) $(EDITORS_APT_STAMP)
+test-editors: $(STAMP) bytecode $(EDITORS_APT_STAMP)
 	ACPLS_REQUIRE_EDITORS=1 $(PY) -m pytest -q -n $(EDITORS_PYTEST_WORKERS) -m editors tests/editors $(PYTEST_ARGS)
 
-test-interop: $(STAMP) interop-deps
+test-interop: $(STAMP) bytecode interop-deps
 	ACPLS_REQUIRE_INTEROP=1 $(PY) -m pytest -q -n $(EDITORS_PYTEST_WORKERS) -m interop tests/interop $(PYTEST_ARGS)

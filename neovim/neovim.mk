@@ -11,8 +11,8 @@ NVIM_PYTEST_WORKERS ?= $(PYTEST_WORKERS)
 
 # tests/nvim/test_real_claude.py runs a real Claude Code turn: the pinned adapter comes from
 # tests/real_agents/agents.mk (`agent-claude`, a no-op once installed).
-test-nvim: $(STAMP) agent-claude
+test-nvim: $(STAMP) bytecode agent-claude
 	ACPLS_AGENTS_DIR=$(abspath $(AGENTS_DIR)) $(PY) -m pytest -q -n $(NVIM_PYTEST_WORKERS) -m "nvim and not slow" tests/nvim $(PYTEST_ARGS)
 
-demo-nvim: $(STAMP)
+demo-nvim: $(STAMP) bytecode
 	@VENV="$(abspath $(VENV))" neovim/demo/run.sh

@@ -71,6 +71,6 @@ agents-install: $(AGENT_STAMPS) $(COPILOT_CACHE_STAMP) $(AGENTS_APT_STAMP)
 agents:
 	@$(MAKE) --no-print-directory -j6 agents-install
 
-test-agents: $(STAMP) agents
+test-agents: $(STAMP) bytecode agents
 	ACPLS_AGENTS_DIR=$(abspath $(AGENTS_DIR)) $(PY) -m pytest -q -n $(AGENTS_PYTEST_WORKERS) \
 	  -m real_agents tests/real_agents $(PYTEST_ARGS)
