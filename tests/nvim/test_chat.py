@@ -674,6 +674,42 @@ def test_a_fold_the_user_opened_stays_open_while_its_thought_grows(plain_nvim):
     assert seen["level"] == 1 and seen["closed"] == -1 and seen["other"] == seen["last"] + 2, seen
 
 
+def test_rows_only_appended_get_their_folds_without_running_the_event_loop(plain_nvim):
+    """A long load writes rows at the end, tick after tick. Their folds are made without
+    `normal!` or Ex command lines: reading keys or a command line polls the event loop, which
+    ran the LSP client's reads and JSON decoding waiting then inside the tick, ahead of the
+    user's keys. A timer due during each write tells whether the loop ran in it."""
+    plain_nvim.exec_lua(DIRECT_CHAT)
+    plain_nvim.exec_lua(
+        "feed({thought('t0', 'a\\nb')}); vim.wait(5000, function() return drawn_now end, 5)"
+    )
+    seen = plain_nvim.exec_lua(
+        """
+        local chat = require('acpls.chat').current()
+        local write, timer, polled, writes = chat._write, vim.uv.new_timer(), 0, 0
+        chat._write = function(self, ...)
+          timer:start(0, 0, function() polled = polled + 1 end)
+          local due = vim.uv.hrtime() + 2e6
+          while vim.uv.hrtime() < due do end -- the timer is due from here on
+          write(self, ...)
+          timer:stop()
+          writes = writes + 1
+        end
+        local updates = {}
+        for i = 1, 600 do
+          updates[i] = thought('t' .. i, 'thinking ' .. i .. '\\nabout it')
+        end
+        feed(updates)
+        vim.wait(20000, function() return drawn_now end, 5)
+        chat._write = nil
+        timer:close()
+        return { polled = polled, writes = writes }
+        """
+    )
+    assert seen["writes"] > 1 and seen["polled"] == 0, seen
+    assert plain_nvim.exec_lua(FOLDS_MATCH_VIEW) == {"wrong": [], "folds": 601}
+
+
 def test_a_window_the_user_moved_during_a_long_load_stays_and_one_at_the_end_follows(
     plain_nvim,
 ):

@@ -217,6 +217,20 @@ local function can_fold_now()
   return mode == 'n' or mode:sub(1, 1) == 'i' or mode:sub(1, 1) == 'R'
 end
 
+-- Whether any fold of the current window has a row in [from, to) (0-based). Most writes only
+-- append rows that no fold has yet, and then the `normal! zd` below is not needed: it reads keys,
+-- and reading keys polls the event loop, so the LSP client's reads waiting then (JSON decoding of
+-- whole `acpls/sessionUpdates`, 9-10 ms in one tick of a 20,000-update load) ran inside the tick,
+-- ahead of the user's keys. `foldlevel()` does not poll (~0.5 µs a row).
+local function has_folds(from, to)
+  for row = from + 1, to do
+    if vim.fn.foldlevel(row) > 0 then
+      return true
+    end
+  end
+  return false
+end
+
 -- In `win`: delete the folds of rows [from, to) (0-based) and make `folds`. A fold still open
 -- (one the user opened, cut short by the write) stays open, and all are open while the window
 -- opens every fold (zR: foldlevel > 0), as a foldexpr's would be.
@@ -228,22 +242,19 @@ local function make_folds(win, from, to, folds)
     for k, f in ipairs(folds) do
       open[k] = all_open or (vim.fn.foldlevel(f[1] + 1) > 0 and vim.fn.foldclosed(f[1] + 1) == -1)
     end
-    if to > from then
+    if has_folds(from, to) then
       local saved = vim.fn.winsaveview()
       -- Visual zd deletes every fold partly in the rows (none there: E490, hence silent!).
       vim.cmd(('silent! noautocmd keepjumps normal! %dGV%dGzd'):format(from + 1, to))
       vim.fn.winrestview(saved)
     end
-    local cmds = {}
+    -- nvim_cmd, not a command line: a command line polls the event loop now and then.
     for k, f in ipairs(folds) do
-      local range = ('%d,%d'):format(f[1] + 1, f[2] + 1)
-      cmds[#cmds + 1] = range .. 'fold'
+      local range = { f[1] + 1, f[2] + 1 }
+      vim.api.nvim_cmd({ cmd = 'fold', range = range }, {})
       if open[k] then
-        cmds[#cmds + 1] = range .. 'foldopen'
+        vim.api.nvim_cmd({ cmd = 'foldopen', range = range }, {})
       end
-    end
-    if #cmds > 0 then
-      vim.cmd(table.concat(cmds, '|'))
     end
   end)
   stats.fold_ns = stats.fold_ns + vim.uv.hrtime() - t0
@@ -281,8 +292,9 @@ function Chat:_refold_later()
   })
 end
 
--- Rows [lo, hi) of the transcript were written: make the folds of their blocks again.
-function Chat:_refold(lo, hi)
+-- Rows [lo, hi) of the transcript were written (only `appended` at its end, or not): make the
+-- folds of their blocks again.
+function Chat:_refold(lo, hi, appended)
   local wins = fold_windows(self.out_buf)
   if #wins == 0 then
     return
@@ -291,7 +303,7 @@ function Chat:_refold(lo, hi)
     self:_refold_later()
     return
   end
-  local from, to, folds = self.view:folds_around(lo, hi)
+  local from, to, folds = self.view:folds_around(lo, hi, appended)
   for _, win in ipairs(wins) do
     make_folds(win, from, to, folds)
   end
@@ -314,7 +326,10 @@ function Chat:_write(backlog)
   local tail_wins = self:_tail_windows(old_count)
   vim.bo[buf].modifiable = true
   local shift, lo, hi = 0, math.huge, 0
+  -- Only rows added at the end (old rows of the regions counted in the buffer before the write).
+  local appended = not self.fresh
   for _, r in ipairs(regions) do
+    appended = appended and r.old_first == old_count and r.old_last == old_count
     lo, hi = math.min(lo, r.first), math.max(hi, r.first + #r.lines)
     local first, last = r.old_first + shift, r.old_last + shift
     if self.fresh then
@@ -338,7 +353,7 @@ function Chat:_write(backlog)
     shift = shift + #r.lines - (r.old_last - r.old_first)
   end
   vim.bo[buf].modifiable = false
-  self:_refold(lo, hi)
+  self:_refold(lo, hi, appended)
   self:_follow(tail_wins, backlog)
 end
 

@@ -198,16 +198,20 @@ end
 --- The folds ({first, last}, 0-based rows) of the blocks with rows in [lo, hi) and of the block
 --- with rows just above and just below them, and the rows [from, to) those blocks cover. The
 --- neighbours: Neovim's nvim_buf_set_lines can leave what is left of a rewritten block's fold on
---- the rows after it.
+--- the rows after it. Rows only `appended` at the end rewrote no block: no neighbour then.
+---@param appended boolean?
 ---@return integer from, integer to, table[] folds
-function View:folds_around(lo, hi)
+function View:folds_around(lo, hi, appended)
   local blocks, folds = self.blocks, {}
   if self.total == 0 then
     return 0, 0, folds
   end
-  local i = self:any_block_at(math.max(0, math.min(lo, self.total - 1))).index - 1
-  while i > 1 and blocks[i].nlines == 0 do
+  local i = self:any_block_at(math.max(0, math.min(lo, self.total - 1))).index
+  if not appended then
     i = i - 1
+    while i > 1 and blocks[i].nlines == 0 do
+      i = i - 1
+    end
   end
   i = math.max(i, 1)
   local from, to, below = blocks[i].start, blocks[i].start, 0
