@@ -221,8 +221,12 @@ end
 -- append rows that no fold has yet, and then the `normal! zd` below is not needed: it reads keys,
 -- and reading keys polls the event loop, so the LSP client's reads waiting then (JSON decoding of
 -- whole `acpls/sessionUpdates`, 9-10 ms in one tick of a 20,000-update load) ran inside the tick,
--- ahead of the user's keys. `foldlevel()` does not poll (~0.5 µs a row).
-local function has_folds(from, to)
+-- ahead of the user's keys. `foldlevel()` does not poll (~0.5 µs a row). Rows just `appended`
+-- can only be in a fold that reaches them from above or below: their first and last rows tell.
+local function has_folds(from, to, appended)
+  if appended then
+    return to > from and (vim.fn.foldlevel(from + 1) > 0 or vim.fn.foldlevel(to) > 0)
+  end
   for row = from + 1, to do
     if vim.fn.foldlevel(row) > 0 then
       return true
@@ -233,27 +237,31 @@ end
 
 -- In `win`: delete the folds of rows [from, to) (0-based) and make `folds`. A fold still open
 -- (one the user opened, cut short by the write) stays open, and all are open while the window
--- opens every fold (zR: foldlevel > 0), as a foldexpr's would be.
-local function make_folds(win, from, to, folds)
+-- opens every fold (zR: foldlevel > 0), as a foldexpr's would be. Rows just `appended` had no
+-- fold the user could have opened.
+local function make_folds(win, from, to, folds, appended)
   local t0 = vim.uv.hrtime()
   vim.api.nvim_win_call(win, function()
     local all_open = vim.wo[win].foldlevel > 0
     local open = {}
     for k, f in ipairs(folds) do
-      open[k] = all_open or (vim.fn.foldlevel(f[1] + 1) > 0 and vim.fn.foldclosed(f[1] + 1) == -1)
+      open[k] = all_open
+        or not appended and vim.fn.foldlevel(f[1] + 1) > 0 and vim.fn.foldclosed(f[1] + 1) == -1
     end
-    if has_folds(from, to) then
+    if has_folds(from, to, appended) then
       local saved = vim.fn.winsaveview()
       -- Visual zd deletes every fold partly in the rows (none there: E490, hence silent!).
       vim.cmd(('silent! noautocmd keepjumps normal! %dGV%dGzd'):format(from + 1, to))
       vim.fn.winrestview(saved)
     end
     -- nvim_cmd, not a command line: a command line polls the event loop now and then.
+    local range, opts = { 0, 0 }, {}
+    local fold, unfold = { cmd = 'fold', range = range }, { cmd = 'foldopen', range = range }
     for k, f in ipairs(folds) do
-      local range = { f[1] + 1, f[2] + 1 }
-      vim.api.nvim_cmd({ cmd = 'fold', range = range }, {})
+      range[1], range[2] = f[1] + 1, f[2] + 1
+      vim.api.nvim_cmd(fold, opts)
       if open[k] then
-        vim.api.nvim_cmd({ cmd = 'foldopen', range = range }, {})
+        vim.api.nvim_cmd(unfold, opts)
       end
     end
   end)
@@ -305,7 +313,7 @@ function Chat:_refold(lo, hi, appended)
   end
   local from, to, folds = self.view:folds_around(lo, hi, appended)
   for _, win in ipairs(wins) do
-    make_folds(win, from, to, folds)
+    make_folds(win, from, to, folds, appended)
   end
 end
 
@@ -324,6 +332,7 @@ function Chat:_write(backlog)
   end
   local old_count = vim.api.nvim_buf_line_count(buf)
   local tail_wins = self:_tail_windows(old_count)
+  local mark = { end_col = 0, hl_group = '', strict = false } -- one options table for every line
   vim.bo[buf].modifiable = true
   local shift, lo, hi = 0, math.huge, 0
   -- Only rows added at the end (old rows of the regions counted in the buffer before the write).
@@ -343,11 +352,8 @@ function Chat:_write(backlog)
     local row = r.old_first + shift
     for i, group in ipairs(r.groups) do
       if group then
-        vim.api.nvim_buf_set_extmark(buf, ns, row + i - 1, 0, {
-          end_col = #r.lines[i],
-          hl_group = group,
-          strict = false,
-        })
+        mark.end_col, mark.hl_group = #r.lines[i], group
+        vim.api.nvim_buf_set_extmark(buf, ns, row + i - 1, 0, mark)
       end
     end
     shift = shift + #r.lines - (r.old_last - r.old_first)

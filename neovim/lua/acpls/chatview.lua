@@ -38,8 +38,20 @@ local plan_hl = {
 
 local MAX_TOOL_TEXT_LINES = 12
 
+-- vim.split(text, '\n', { plain = true }) without its iterator: a long load splits every
+-- message, and vim.split's closures kept that path out of the JIT (14% of a load's samples).
 local function split(text)
-  return vim.split(text, '\n', { plain = true })
+  local out, n, start = {}, 0, 1
+  while true do
+    local nl = text:find('\n', start, true)
+    n = n + 1
+    if not nl then
+      out[n] = text:sub(start)
+      return out
+    end
+    out[n] = text:sub(start, nl - 1)
+    start = nl + 1
+  end
 end
 
 local function str(v)
@@ -363,15 +375,17 @@ end
 
 function View:render_message(block)
   local prefix = message_prefix(block.role)
+  local thought = block.role == 'thought'
   local lines, hls = { '' }, {}
-  if block.role == 'thought' then
-    table.insert(lines, '> _Thinking_')
-    table.insert(hls, { 1, 'AcplsChatThought' })
+  if thought then
+    lines[2], hls[1] = '> _Thinking_', { 1, 'AcplsChatThought' }
   end
-  for _, l in ipairs(split(table.concat(block.parts))) do
-    table.insert(lines, prefix .. l)
-    if block.role == 'thought' then
-      table.insert(hls, { #lines - 1, 'AcplsChatThought' })
+  local parts = block.parts
+  for _, l in ipairs(split(#parts == 1 and parts[1] or table.concat(parts))) do
+    local n = #lines
+    lines[n + 1] = prefix .. l
+    if thought then
+      hls[#hls + 1] = { n, 'AcplsChatThought' }
     end
   end
   return lines, hls
