@@ -155,7 +155,7 @@ async def test_tar_archives_are_checked_without_tarfile_filters(
 ):
     """Python 3.11.0-3.11.3 (Debian 12's 3.11.2, which VS Code runs acpls on) has no tarfile
     extraction filter: acpls checks the members itself, refusing the same archives."""
-    monkeypatch.setattr(agent_install, "_TAR_FILTER", False)
+    monkeypatch.setattr(agent_install, "_has_tar_filter", lambda _tarfile: False)
     catalog = await _catalog(served, xdg)
     if message is None:
         done = await catalog.install(agent)

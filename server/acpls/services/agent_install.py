@@ -15,18 +15,18 @@ import os
 import posixpath
 import shutil
 import stat
-import tarfile
 import tempfile
-import urllib.error
-import urllib.request
-import zipfile
 from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
 
 from acpls import __version__
 from acpls.registry.model import BinaryTarget, RegistryAgent
 from acpls.registry.spec import AgentSpec
 from acpls.services.fetch import run_blocking
+
+if TYPE_CHECKING:
+    import tarfile
 
 logger = logging.getLogger(__name__)
 
@@ -162,6 +162,12 @@ def _install(agent: RegistryAgent, target: BinaryTarget, final: Path) -> Path:
 
 
 def _download(url: str, dest: Path, sha256: str | None) -> None:
+    # Imported here, not with the module: urllib.request, tarfile and zipfile (with http.client,
+    # email, bz2, lzma) cost ~30 ms of CPU, and this module is part of the core that every editor
+    # start builds, while only an install of a registry binary downloads or unpacks anything.
+    import urllib.error
+    import urllib.request
+
     request = urllib.request.Request(url, headers={"User-Agent": f"acpls/{__version__}"})
     digest = hashlib.sha256()
     try:
@@ -183,20 +189,25 @@ def _download(url: str, dest: Path, sha256: str | None) -> None:
         )
 
 
-# tarfile's extraction filters came with Python 3.11.4 (and 3.12): Debian 12's Python 3.11.2, which
-# VS Code runs acpls on, has neither `filter=` nor FilterError (the install failed with an
-# AttributeError there), so acpls then checks every member itself before extracting.
-_TAR_FILTER = hasattr(tarfile, "data_filter")
+def _has_tar_filter(tarfile_module: Any) -> bool:
+    """tarfile's extraction filters came with Python 3.11.4 (and 3.12): Debian 12's Python 3.11.2,
+    which VS Code runs acpls on, has neither `filter=` nor FilterError (the install failed with an
+    AttributeError there), so acpls then checks every member itself before extracting."""
+    return hasattr(tarfile_module, "data_filter")
 
 
 def _unpack(archive: Path, url: str, dest: Path) -> None:
+    import tarfile  # see _download: only an install unpacks
+    import zipfile
+
+    tar_filter = _has_tar_filter(tarfile)
     if zipfile.is_zipfile(archive):
         _unzip(archive, dest)
     elif tarfile.is_tarfile(archive):
-        unsafe: tuple[type[Exception], ...] = (tarfile.FilterError,) if _TAR_FILTER else ()
+        unsafe: tuple[type[Exception], ...] = (tarfile.FilterError,) if tar_filter else ()
         try:
             with tarfile.open(archive) as tar:
-                if _TAR_FILTER:  # refuses absolute paths, `..`, links out, devices
+                if tar_filter:  # refuses absolute paths, `..`, links out, devices
                     tar.extractall(dest, filter="data")
                 else:
                     _check_tar(tar, url)
@@ -231,6 +242,8 @@ def _check_tar(tar: tarfile.TarFile, url: str) -> None:
 
 
 def _unzip(archive: Path, dest: Path) -> None:
+    import zipfile  # see _download
+
     try:
         with zipfile.ZipFile(archive) as zf:
             for info in zf.infolist():

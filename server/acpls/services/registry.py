@@ -13,8 +13,6 @@ import json
 import logging
 import os
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -130,6 +128,12 @@ class RegistryService:
         return state
 
     def _fetch(self, url: str, cached: dict[str, Any] | None, timeout: float) -> RegistryState:
+        # Imported here, not with the module: urllib.request (http.client, email) costs ~20 ms of
+        # CPU, and this module is part of the core every editor start builds, while the catalog
+        # is fetched only when the user lists agents (in a worker thread: services/fetch.py).
+        import urllib.error
+        import urllib.request
+
         headers = {"Accept": "application/json", "User-Agent": f"acpls/{__version__}"}
         if cached and cached.get("etag"):
             headers["If-None-Match"] = cached["etag"]
@@ -181,6 +185,8 @@ class RegistryService:
 
 
 def _describe(exc: BaseException) -> str:
+    import urllib.error  # loaded by _fetch already, whose failures these are
+
     if isinstance(exc, urllib.error.HTTPError):
         return f"HTTP {exc.code} {exc.reason}"
     if isinstance(exc, urllib.error.URLError):
