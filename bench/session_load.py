@@ -13,6 +13,13 @@ The agent is tests/agents/speed_agent.py (`session/load` of `chat-<N>-<R>` repla
 
 Every run checks that the editor got every update in order, ending with the agent's last message.
 `python bench/session_load.py [--sizes 5000,10000,20000] [--profile OUT.txt]` runs it alone.
+
+`--e4` instead loads Neovim's E4 session (bench/nvim_editor.py `load_script`, the scripted agent)
+through acpls alone, the agent started by the load as in E4, once sent at once after `initialized`
+(the core is built meanwhile) and once `--built-after` seconds later; per load: the wall time, when
+the first update arrived, and over the replay (first to last update) acpls' time on a CPU, runnable
+but waiting for one, and asleep (/proc/<pid>/task/*/schedstat), which says whether acpls waits
+for anything (the agent, a timer, the editor) or only for a core.
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from tests.agents import script_command  # noqa: E402
 
 from bench.editor import Editor, cpu_seconds  # noqa: E402
 
@@ -149,6 +158,96 @@ def acpls_load(
         editor.close()
 
 
+def schedstat(pid: int) -> tuple[int, int]:
+    """Nanoseconds a process' threads spent on a CPU and runnable waiting for one, so far."""
+    ran = waited = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat", encoding="ascii") as stat:
+                on_cpu, queued, _ = stat.read().split()
+        except (OSError, ValueError):
+            continue  # a thread that ended meanwhile
+        ran += int(on_cpu)
+        waited += int(queued)
+    return ran, waited
+
+
+class Replay:
+    """When each batch of a replay reached the editor, with acpls' schedstat then."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.updates = 0
+        self.marks: list[tuple[float, int, int]] = []  # (monotonic, on CPU ns, runnable ns)
+
+    def on_updates(self, params: dict[str, Any]) -> None:
+        self._arrived(len(params["updates"]))
+
+    def on_update(self, _params: dict[str, Any]) -> None:
+        self._arrived(1)
+
+    def _arrived(self, count: int) -> None:
+        self.updates += count
+        self.marks.append((time.monotonic(), *schedstat(self.pid)))
+
+    def split(self, start: float) -> dict[str, float]:
+        """The replay's wall time (first to last update) split into acpls on a CPU, waiting
+        for one, and asleep; and when the first update came after `start`."""
+        (t0, run0, wait0), (t1, run1, wait1) = self.marks[0], self.marks[-1]
+        on_cpu, runnable = (run1 - run0) / 1e9, (wait1 - wait0) / 1e9
+        return {
+            "first": t0 - start,
+            "replay": t1 - t0,
+            "on_cpu": on_cpu,
+            "runnable": runnable,
+            "asleep": (t1 - t0) - on_cpu - runnable,
+        }
+
+
+def e4_load(workspace: Path, env: dict[str, str], size: int, built_after: float) -> dict[str, Any]:
+    """One load of E4's session through acpls alone, sent `built_after` seconds after
+    `initialized` (0: at once, as E4 does, while acpls builds its core)."""
+    # Imported here: the Neovim bench module needs pynvim, which P8 does not.
+    from bench.nvim_editor import load_script
+
+    script = workspace.parent / f"e4-{size}.json"
+    script.write_text(json.dumps(load_script(size)))
+    editor = Editor([PY, "-m", "acpls"], env=env)
+    replay = Replay(editor.pid)
+    editor.handlers["acpls/sessionUpdate"] = replay.on_update
+    editor.handlers["acpls/sessionUpdates"] = replay.on_updates
+    try:
+        argv = script_command(script)
+        agent = {"command": argv[0], "args": argv[1:]}
+        editor.initialize(str(workspace), {"agent": agent}, features={"sessionUpdates": True})
+        time.sleep(built_after)
+        cpu_before = cpu_seconds(editor.pid)
+        start = time.monotonic()
+        editor.command("acpls.loadSession", {"sessionId": "old-1"})
+        seconds = time.monotonic() - start
+        cpu = cpu_seconds(editor.pid) - cpu_before
+        assert replay.updates == size, (replay.updates, size)
+        return {"seconds": seconds, "acpls_cpu": cpu, **replay.split(start)}
+    finally:
+        editor.close()
+
+
+def measure_e4(sizes: tuple[int, ...], runs: int, built_after: float) -> dict[str, Any]:
+    """Per size, alternating: a load at once after `initialized`, one `built_after` later."""
+    root = Path(tempfile.mkdtemp(prefix="acpls-e4-"))
+    workspace = root / "ws"
+    workspace.mkdir()
+    env = {**os.environ, "XDG_STATE_HOME": str(root / "state"), "PYTHONPATH": str(REPO)}
+    out: dict[str, Any] = {}
+    for size in sizes:
+        for _ in range(runs):
+            for after in (0.0, built_after):
+                load = e4_load(workspace, env, size, after)
+                shown = {k: round(v, 3) for k, v in load.items()}
+                out.setdefault(f"{size} after {after}", []).append(shown)
+    return out
+
+
 def raw_load(workspace: Path, size: int, run: int) -> dict[str, Any]:
     """The agent's replay read by a bare reader: one `json.loads` per line, nothing else."""
     proc = subprocess.Popen(
@@ -264,7 +363,14 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--profile", type=Path, help="run acpls under pyinstrument, report here")
     parser.add_argument("--acpls", help="the command that runs acpls (another checkout's)")
+    parser.add_argument("--e4", action="store_true", help="Neovim E4's session, acpls alone")
+    parser.add_argument("--built-after", type=float, default=1.5, help="--e4's later load")
     args = parser.parse_args()
+    if args.e4:
+        sizes = tuple(int(s) for s in args.sizes.split(","))
+        for key, loads in measure_e4(sizes, args.runs, args.built_after).items():
+            print(key, json.dumps(loads))
+        return 0
     argv = args.acpls.split() if args.acpls else None
     if args.profile is not None:
         argv = [PY, str(REPO / "bench" / "profiled_acpls.py"), str(args.profile)]
