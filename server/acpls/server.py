@@ -25,7 +25,7 @@ from acpls.editor.messages import register_message_hooks
 from acpls.editor.port import LspEditorPort
 from acpls.editor.protocol import AcplsProtocol, current_request_id
 from acpls.flow import FlowGate
-from acpls.services.memory import built_for_life
+from acpls.services.memory import settle_collector
 from acpls.translate.uris import uri_to_path
 
 if TYPE_CHECKING:
@@ -71,14 +71,14 @@ class AcplsServer(LanguageServer):
         pulls in ACP, the models and the services), so the editor gets its result sooner. The
         settings from `initialize` are applied as it is built, before anything can use it."""
         if self._hub is None:
-            with built_for_life():
-                from acpls.core.hub import Hub
+            from acpls.core.hub import Hub
 
-                self._hub = Hub(self.port, editor_output=self.editor_output)
-                options, self._initialization_options = self._initialization_options, None
-                if options is not None:
-                    for problem in self._hub.configure(options):
-                        logger.warning("%s", problem)
+            self._hub = Hub(self.port, editor_output=self.editor_output)
+            options, self._initialization_options = self._initialization_options, None
+            if options is not None:
+                for problem in self._hub.configure(options):
+                    logger.warning("%s", problem)
+            settle_collector()  # after the core's imports: they live as long as the process
         return self._hub
 
     def defer_configuration(self, options: Any) -> None:

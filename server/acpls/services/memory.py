@@ -5,18 +5,15 @@ unless it lies at the very top of the heap: one small object allocated after the
 pins all of them, and RSS stays up by the line's size for the rest of the server's life.
 `malloc_trim(0)` returns every whole free page, wherever it lies. Elsewhere (macOS, musl,
 Windows) there is no such call and nothing is done.
-
-And the collector kept off what lives as long as the process (`built_for_life`, the core).
 """
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import gc
 import logging
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 logger = logging.getLogger(__name__)
 
@@ -46,24 +43,12 @@ def release_free_heap() -> None:
         logger.debug("freed heap pages returned to the OS")
 
 
-@contextlib.contextmanager
-def built_for_life() -> Iterator[None]:
-    """What is built inside (the server's core: its modules, classes and the hub) lives as long
-    as the process. The collector does not run meanwhile: importing the core allocates some
-    hundred thousand objects that all stay, and with CPython's thresholds the collections walking
-    them were ~50 ms of the ~150 ms build (importing acpls.core.hub after acpls.server, gc on /
-    off, min of 6: 156 / 100 ms of CPU). Then the collector stops walking them for good
-    (`gc.freeze`): a 20,000-update session load ran one full collection of every start-up object
-    (75-100 ms of ~650 ms of CPU). No `gc.collect()` before the freeze: it took 43 ms for 65
-    objects. The young threshold stays CPython's: raised to 10,000 it saved ~100 young
-    collections of that load but left 1,000 closed sessions 1.5-2 MiB more RSS (bench P7: +5.7..6.2
-    MiB against +4.2..4.4, target 5)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if enabled:
-            gc.enable()
-        logger.debug("collector settled: %d objects frozen", gc.get_freeze_count())
+def settle_collector() -> None:
+    """Once the server and its core are built: what exists now (modules, classes, the hub) lives
+    as long as the process, so the collector stops walking it (`gc.freeze`). A 20,000-update
+    session load ran one full collection of every start-up object (75-100 ms of ~650 ms of CPU).
+    No `gc.collect()` first: it took 43 ms for 65 objects. The young threshold stays CPython's:
+    raised to 10,000 it saved ~100 young collections of that load but left 1,000 closed sessions
+    1.5-2 MiB more RSS (bench P7: +5.7..6.2 MiB against +4.2..4.4, target 5)."""
+    gc.freeze()
+    logger.debug("collector settled: %d objects frozen", gc.get_freeze_count())
