@@ -164,6 +164,7 @@ let busy = false;
 let history = new PromptHistory();
 const nodes = new Map<string, HTMLElement>();
 const pending: Change = { items: [], removed: [], header: false, plan: false };
+/** The animation frame (or, while a load streams in, the timer before it) that will redraw. */
 let frame: number | undefined;
 let errorTimer: number | undefined;
 const chatWindow = new ChatWindow();
@@ -198,9 +199,21 @@ const pacer = new FramePacer();
 const frameEnd = new MessageChannel();
 frameEnd.port1.onmessage = (event: MessageEvent<[number, number]>) => pacer.record(performance.now() - event.data[0], event.data[1]);
 
+/** While a load streams in, the conversation is redrawn at most this often (every third frame at
+ * 60 Hz): each redraw costs the shared main thread the whole workbench's style, layout, paint and
+ * commit (~5 ms) whatever it draws, and while a load streams in the page's newest items are replaced
+ * by the next messages' anyway. Keys still get every frame; the load's end shows at most this late. */
+const STREAM_REDRAW_MS = 48;
+let lastRedraw = Number.NEGATIVE_INFINITY;
+
 function renderPending(): void {
   frame = undefined;
   const began = performance.now();
+  if (streaming && began - lastRedraw < STREAM_REDRAW_MS) {
+    // A timer, not an animation frame each frame: frames with nothing to do still cost the workbench.
+    frame = window.setTimeout(() => (frame = requestAnimationFrame(renderPending)), STREAM_REDRAW_MS - (began - lastRedraw));
+    return;
+  }
   const keyed = holdsForKey(began, lastKey, previousFrame, (heldSince ??= began));
   previousFrame = began;
   if (keyed) {
@@ -208,6 +221,7 @@ function renderPending(): void {
     return;
   }
   heldSince = undefined;
+  lastRedraw = began;
   const stick = following || atBottom() || scrollToEnd;
   scrollToEnd = false;
   const items = session?.items ?? [];
