@@ -232,12 +232,17 @@ def e4_load(workspace: Path, env: dict[str, str], size: int, built_after: float)
         editor.close()
 
 
-def measure_e4(sizes: tuple[int, ...], runs: int, built_after: float) -> dict[str, Any]:
-    """Per size, alternating: a load at once after `initialized`, one `built_after` later."""
-    root = Path(tempfile.mkdtemp(prefix="acpls-e4-"))
+def scratch_workspace(prefix: str) -> tuple[Path, dict[str, str]]:
+    """A fresh workspace folder, and the environment that keeps acpls' state beside it."""
+    root = Path(tempfile.mkdtemp(prefix=prefix))
     workspace = root / "ws"
     workspace.mkdir()
-    env = {**os.environ, "XDG_STATE_HOME": str(root / "state"), "PYTHONPATH": str(REPO)}
+    return workspace, {**os.environ, "XDG_STATE_HOME": str(root / "state"), "PYTHONPATH": str(REPO)}
+
+
+def measure_e4(sizes: tuple[int, ...], runs: int, built_after: float) -> dict[str, Any]:
+    """Per size, alternating: a load at once after `initialized`, one `built_after` later."""
+    workspace, env = scratch_workspace("acpls-e4-")
     out: dict[str, Any] = {}
     for size in sizes:
         for _ in range(runs):
@@ -308,10 +313,7 @@ def raw_load(workspace: Path, size: int, run: int) -> dict[str, Any]:
 
 def measure(sizes: tuple[int, ...], runs: int, argv: list[str] | None = None) -> dict[int, Any]:
     """Per size: the runs of both, interleaved (raw, acpls, raw, acpls…) so load hits both."""
-    root = Path(tempfile.mkdtemp(prefix="acpls-load-"))
-    workspace = root / "ws"
-    workspace.mkdir()
-    env = {**os.environ, "XDG_STATE_HOME": str(root / "state"), "PYTHONPATH": str(REPO)}
+    workspace, env = scratch_workspace("acpls-load-")
     out: dict[int, Any] = {}
     for size in sizes:
         raws, acplses, singles = [], [], []
