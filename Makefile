@@ -35,6 +35,7 @@ venv: $(STAMP)
 # and where PYTHONDONTWRITEBYTECODE=1 is set (this machine, CI) Python never writes it: every acpls
 # start compiled every acpls module again (~0.4 s of CPU, 0.2 s of it the core, which is built
 # just as an editor's first request arrives). Cheap when nothing changed (one stat a module).
+# The bench scripts compile it themselves (bench/bytecode.py): they also run without make.
 bytecode: $(STAMP)
 	@$(PY) -m compileall -q server/acpls
 
@@ -58,7 +59,7 @@ lint: $(STAMP)
 demo-transcript: $(STAMP) bytecode
 	$(PY) -m acpls.demo.transcript
 
-bench: $(STAMP) bytecode
+bench: $(STAMP)
 	$(PY) bench/run.py
 
 # What the user feels in real editors (issue 18), separate from `make bench` (~20 minutes): VS Code
@@ -72,7 +73,7 @@ bench-editors:
 	  $(MAKE) --no-print-directory $$part || { echo "make $$part: FALL SHORT or failed"; status=1; }; \
 	done; exit $$status
 
-bench-nvim: $(STAMP) bytecode
+bench-nvim: $(STAMP)
 	$(PY) bench/nvim_editor.py $(NVIM_BENCH_ARGS)
 
 # The vendored ACP JSON Schemas (editors/acp-schema/SOURCE.txt): newest release unless a version is given.

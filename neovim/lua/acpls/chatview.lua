@@ -380,8 +380,7 @@ function View:render_message(block)
   if thought then
     lines[2], hls[1] = '> _Thinking_', { 1, 'AcplsChatThought' }
   end
-  local parts = block.parts
-  for _, l in ipairs(split(#parts == 1 and parts[1] or table.concat(parts))) do
+  for _, l in ipairs(split(table.concat(block.parts))) do
     local n = #lines
     lines[n + 1] = prefix .. l
     if thought then
