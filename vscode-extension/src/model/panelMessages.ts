@@ -60,6 +60,14 @@ export function isTyping(key: string, shiftKey: boolean): boolean {
   return !(key === "Enter" && !shiftKey);
 }
 
+/** Whether a keydown is the select-all chord (Ctrl+A, ⌘A on macOS) that a text field answers
+ * itself: the panel keeps it from the workbench, whose own select-all for a focused webview comes
+ * back one round trip later and would select (and let the next key replace) what was typed
+ * meanwhile. */
+export function selectsAllInField(key: string, mods: { ctrlKey: boolean; metaKey: boolean; altKey: boolean; shiftKey: boolean }): boolean {
+  return (mods.ctrlKey || mods.metaKey) && !mods.altKey && !mods.shiftKey && key.toLowerCase() === "a";
+}
+
 export type PanelToHost =
   | { type: "ready" }
   /** The user is typing in the panel (at most one a KEYS_EVERY_MS): agent terminals slow down. */

@@ -28,7 +28,7 @@ import { ChatWindow, drawOrder, frameBudget, FramePacer, holdsForKey, toRedraw }
 import { PromptHistory } from "../model/history";
 import { renderInline, renderMarkdown } from "../model/markdown";
 import { sessionChoiceLabel } from "../model/multiAgent";
-import { type AgentInfo, type ContextChip, type HostToPanel, isTyping, KEYS_EVERY_MS, type PanelPrompt, type PanelQuestion, type PanelQueued, type PanelToHost, type SessionChoice } from "../model/panelMessages";
+import { type AgentInfo, type ContextChip, type HostToPanel, isTyping, KEYS_EVERY_MS, selectsAllInField, type PanelPrompt, type PanelQuestion, type PanelQueued, type PanelToHost, type SessionChoice } from "../model/panelMessages";
 import type { FieldValues, FormField } from "../model/question";
 import { usageFraction, usageText, WARN_AT } from "../model/usage";
 import { lineStats } from "../model/permission";
@@ -58,6 +58,17 @@ document.addEventListener(
   },
   { capture: true, passive: true },
 );
+
+// Ctrl+A (⌘A) in a text field selects its text natively, and VS Code's webview frame forwards the
+// key to the workbench too (its keydown listener is on this window, in the bubbling phase). The
+// workbench's select-all for a focused webview then comes back as `execCommand("selectAll")` one
+// round trip later, selecting what was typed meanwhile for the next key to replace: "Ctrl+A 33"
+// left "3" in a busy VS Code. Stopped at the document, the key selects once.
+document.addEventListener("keydown", (event) => {
+  const target = event.target;
+  const textField = target instanceof HTMLTextAreaElement || (target instanceof HTMLInputElement && target.type === "text");
+  if (textField && selectsAllInField(event.key, event)) event.stopPropagation();
+});
 
 // ---------------------------------------------------------------------------------------------------
 // DOM helpers

@@ -109,7 +109,19 @@ describe("questions from the agent in VS Code", { timeout: 240_000 }, () => {
     const age = again.locator(".question-field", { hasText: "Age" }).locator("input");
     assert.equal(await age.inputValue(), "5");
     await age.focus();
+    // Ctrl+A selects in the field and goes no further: VS Code's frame forwards the keys that reach
+    // this window to the workbench, whose select-all comes back a round trip later and selected the
+    // first "3" for the second to replace (the field held "3" in a busy run).
+    await age.evaluate((node) => {
+      const page = node.ownerDocument.defaultView as Window & { forwardedSelectAlls?: number };
+      page.forwardedSelectAlls = 0;
+      page.addEventListener("keydown", (event) => {
+        if (event.ctrlKey && event.key.toLowerCase() === "a") page.forwardedSelectAlls = (page.forwardedSelectAlls ?? 0) + 1;
+      });
+    });
     await keys.press("Control+A");
+    assert.equal(await age.evaluate((node) => (node.ownerDocument.defaultView as Window & { forwardedSelectAlls?: number }).forwardedSelectAlls), 0);
+    assert.deepEqual(await age.evaluate((node) => [(node as HTMLInputElement).selectionStart, (node as HTMLInputElement).selectionEnd]), [0, 1]);
     await keys.type("33");
     await keys.press("Enter");
     const got = await waitAnswers(1);

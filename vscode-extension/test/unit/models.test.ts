@@ -3,7 +3,7 @@ import { describe, test } from "node:test";
 import { baselineText, fileDescription, hunkLabel, hunkPreview, totals } from "../../src/model/changes";
 import { followHover } from "../../src/model/follow";
 import { PromptHistory } from "../../src/model/history";
-import { isPanelMessage, isTyping } from "../../src/model/panelMessages";
+import { isPanelMessage, isTyping, selectsAllInField } from "../../src/model/panelMessages";
 import {
   applyTextEdits,
   kindLabel,
@@ -236,6 +236,17 @@ describe("terminal text", () => {
     assert.ok(!isTyping("Enter", false), "the Enter that sends it");
     assert.ok(isPanelMessage({ type: "frame", seq: 3 }));
     assert.ok(!isPanelMessage({ type: "frame", seq: "3" }));
+  });
+
+  test("select-all stays in the panel's text field: Ctrl+A or ⌘A only, no other chord", () => {
+    const mods = { ctrlKey: false, metaKey: false, altKey: false, shiftKey: false };
+    assert.ok(selectsAllInField("a", { ...mods, ctrlKey: true }));
+    assert.ok(selectsAllInField("a", { ...mods, metaKey: true }));
+    assert.ok(selectsAllInField("A", { ...mods, ctrlKey: true }), "with Caps Lock on");
+    assert.ok(!selectsAllInField("a", mods), "a plain a is typing");
+    assert.ok(!selectsAllInField("a", { ...mods, ctrlKey: true, shiftKey: true }), "Ctrl+Shift+A is the workbench's");
+    assert.ok(!selectsAllInField("a", { ...mods, ctrlKey: true, altKey: true }));
+    assert.ok(!selectsAllInField("c", { ...mods, ctrlKey: true }), "copy goes on to the workbench as before");
   });
 
   /** Terminals on one pacer whose timers and probes run only when the test says. */
