@@ -7,7 +7,7 @@ Debian's python3). It speaks ACP v1 on stdio, one JSON message a line.
   (`terminal/create` with `sh -c`, in the session's cwd), shows it in a tool call, waits for its
   exit, releases it and ends the turn. Any other text is answered with one agent message.
 - `session/list` offers the stored long chats `chat-<N>-<R>` for N in 5000, 10000, 20000 and R in
-  1..3 (a benchmark loads each once); `session/load` of `chat-<N>` or `chat-<N>-<R>` (any N)
+  1..6 (a benchmark loads each once: the VS Code bench loads up to 6 rounds for V5's 100 keys); `session/load` of `chat-<N>` or `chat-<N>-<R>` (any N)
   replays exactly N `session/update`s: turns of a user message, agent message chunks, a tool call
   and its update, ending with the agent message `LAST MESSAGE of <session id>`.
 """
@@ -114,7 +114,7 @@ class Agent:
                         "updatedAt": "2026-01-01T00:00:00Z",
                     }
                     for n in CHATS
-                    for r in range(1, 4)
+                    for r in range(1, 7)
                 ]
                 self.respond(msg_id, {"sessions": sessions})
             elif method == "session/load":

@@ -88,12 +88,12 @@ async function installKeyProbe(frame: Frame): Promise<void> {
     window.addEventListener("keydown", (event) => w.__keysInput?.push(performance.now() - event.timeStamp), true);
     // When the host's batches of session updates arrive (wall clock), to tell delivery from drawing.
     const u = window as unknown as { __updates?: { first: number; last: number; count: number } };
-    window.addEventListener("message", (event: MessageEvent<{ type?: string; updates?: unknown[] }>) => {
+    window.addEventListener("message", (event: MessageEvent<{ type?: string; count?: number }>) => {
       if (event.data?.type !== "updates") return;
       const now = Date.now();
       u.__updates ??= { first: now, last: now, count: 0 };
       u.__updates.last = now;
-      u.__updates.count += event.data.updates?.length ?? 0;
+      u.__updates.count += event.data.count ?? 0;
     });
     document.addEventListener(
       "keydown",
@@ -313,6 +313,9 @@ async function loadChat(frame: Frame, size: number, run: number): Promise<LoadRu
   await vscode.command("acpls: Agent sessions");
   const picker = page.locator(".quick-input-widget", { hasText: "agent sessions" });
   const row = picker.locator(".quick-input-list .monaco-list-row", { hasText: title });
+  // The list draws only the rows in its view (18 chats): the filter brings this one into it.
+  await picker.locator(".quick-input-box input").waitFor({ timeout: 60_000 });
+  await page.keyboard.type(title);
   await row.waitFor({ timeout: 60_000 });
   await row.click();
   const action = page.locator(".quick-input-widget", { hasText: title }).locator(".quick-input-list .monaco-list-row", { hasText: "Load it with its history" });
@@ -532,9 +535,13 @@ async function idleKeys(frame: Frame, ms: number): Promise<KeyFigures> {
   return keys;
 }
 
-/** Keys for a p99 in all: the idle stretch of each run is long enough that the runs together type
- * this many (5 s at RUNS=1). */
-const IDLE_KEYS = 100;
+/** Keys for a p99: the idle stretches together, and the loads together, type at least this many
+ * (at RUNS=1 too: a p99 of 40 keys is the worst key). */
+const P99_KEYS = 100;
+/** Idle keys per round: three rounds' idle stretches give P99_KEYS (1.7 s each). */
+const IDLE_KEYS_PER_ROUND = Math.ceil(P99_KEYS / 3);
+/** Rounds of loads at most: the speed agent lists this many stored chats of each size. */
+const MAX_LOAD_ROUNDS = 6;
 /** One frame at 60 Hz: how much later than the idle panel's a key may show while chats load. */
 const FRAME_MS = 1000 / 60;
 
@@ -544,25 +551,30 @@ function gather(into: KeyFigures, more: KeyFigures): void {
   into.input.push(...more.input);
 }
 
+/** Rounds of the three loads (each a different stored chat), each after an idle stretch while the
+ * idle keys are short of P99_KEYS: at least RUNS rounds (V4's medians), and more until the loads
+ * have typed P99_KEYS keys (the loads of one round take ~1.5 s: 30-40 keys), MAX_LOAD_ROUNDS at most;
+ * then the idle keys are topped up to P99_KEYS if fewer rounds were needed. */
 async function chatFigures(frame: Frame, lines: Line[]): Promise<void> {
   const loads = new Map<number, number[]>();
   const loading: KeyFigures = { keys: [], raf: [], input: [] };
   const idle: KeyFigures = { keys: [], raf: [], input: [] };
-  const runs = Math.min(RUNS, 3);
-  for (let run = 1; run <= runs; run++) {
-    gather(idle, await idleKeys(frame, Math.ceil(IDLE_KEYS / runs) * LOAD_KEYS_EVERY_MS));
+  for (let run = 1; run <= MAX_LOAD_ROUNDS && (run <= RUNS || loading.keys.length < P99_KEYS); run++) {
+    if (idle.keys.length < P99_KEYS) gather(idle, await idleKeys(frame, IDLE_KEYS_PER_ROUND * LOAD_KEYS_EVERY_MS));
     for (const size of CHATS) {
       const r = await loadChat(frame, size, run);
       loads.set(size, [...(loads.get(size) ?? []), r.ms]);
       gather(loading, r);
     }
   }
+  // Slow loads type their 100 keys in fewer rounds: the idle panel's keys are topped up to as many.
+  if (idle.keys.length < P99_KEYS) gather(idle, await idleKeys(frame, (P99_KEYS - idle.keys.length + 1) * LOAD_KEYS_EVERY_MS));
   const m = CHATS.map((size) => median(loads.get(size) ?? []));
   const [m5, m10, m20] = m as [number, number, number];
   const linear = m10 / m5 <= 2.5 && m20 / m10 <= 2.5;
   const chat: Line = {
     id: "V4",
-    text: `V4 chat load 5k / 10k / 20k updates: ${m.map((v) => `${(v / 1000).toFixed(2)}`).join(" / ")} s (×${(m10 / m5).toFixed(2)}, ×${(m20 / m10).toFixed(2)} per doubling) (target 20k ≤ 1 s, each doubling ≤ 2.5×)`,
+    text: `V4 chat load 5k / 10k / 20k updates: ${m.map((v) => `${(v / 1000).toFixed(2)}`).join(" / ")} s (medians of ${loads.get(CHATS[0] ?? 0)?.length ?? 0} loads each; ×${(m10 / m5).toFixed(2)}, ×${(m20 / m10).toFixed(2)} per doubling) (target 20k ≤ 1 s, each doubling ≤ 2.5×)`,
     pass: m20 <= 1000 && linear,
     figures: { loadsMs: Object.fromEntries(loads) },
   };
@@ -575,7 +587,7 @@ async function chatFigures(frame: Frame, lines: Line[]): Promise<void> {
 
 /** "p99" of `values`, said as the worst when there are too few for one. */
 function p99Text(values: number[]): string {
-  const few = values.length < 100 ? " (the worst: under 100 keys)" : "";
+  const few = values.length < P99_KEYS ? ` (the worst: under ${P99_KEYS} keys)` : "";
   return `p99 ${percentile(values, 99).toFixed(0)} ms${few}, p50 ${percentile(values, 50).toFixed(0)} ms over ${values.length} keys`;
 }
 
