@@ -1,7 +1,7 @@
 // The agent panel: a webview view with the conversation. The host side keeps every session's
 // conversation (so nothing is lost while the panel is hidden), forwards the shown session's updates
-// to the webview in batches (at most one message per ~16 ms), and turns what the user does in the
-// panel into the server's commands.
+// to the webview in batches (src/model/postPacing.ts: at most one batch per 48 ms while updates
+// stream in), and turns what the user does in the panel into the server's commands.
 
 import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
@@ -17,6 +17,7 @@ import type { VirtualDocuments } from "./virtualDocuments";
 import type { QuestionController, WaitingQuestion } from "./questions";
 import { tokensText, UsageWarnings, usageText } from "./model/usage";
 import { PromptQueue } from "./model/queue";
+import { postDelay, updateMessages } from "./model/postPacing";
 import type { ListedSession, RequestPermissionParams, SessionOffers, SessionUpdate, SessionUpdateParams } from "./protocol";
 import { type SessionAction, sessionActions, sessionPick } from "./model/sessions";
 import type { TerminalController } from "./terminals";
@@ -26,10 +27,6 @@ import { agentInfo, newSessionPicks, statusFor } from "./model/multiAgent";
 import type { AgentStatusParams } from "./protocol";
 
 const HISTORY_KEY = "acpls.promptHistory";
-const BATCH_MS = 16;
-/** Most updates in one message to the webview: a long load goes as many small messages, between
- * which the webview takes the user's keys. */
-const MAX_POST_UPDATES = 500;
 /** A frame probe the page has not answered by then (hidden, or very busy) counts as answered. */
 const FRAME_WAIT_MS = 250;
 
@@ -49,6 +46,8 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
   private ready = false;
   private outbox: { sessionId: string; updates: SessionUpdate[] } | undefined;
   private flushTimer: NodeJS.Timeout | undefined;
+  /** When updates were last posted (performance.now()): the next batch's pace (postDelay). */
+  private lastPost = Number.NEGATIVE_INFINITY;
   /** Frame probes waiting for the page's answer, by number. */
   private readonly frames = new Map<number, () => void>();
   private frameSeq = 0;
@@ -233,22 +232,18 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
     if (this.outbox !== undefined && this.outbox.sessionId !== params.sessionId) this.flush();
     this.outbox ??= { sessionId: params.sessionId, updates: [] };
     this.outbox.updates.push(params.update);
-    this.flushTimer ??= setTimeout(() => this.flush(false), BATCH_MS);
+    this.flushTimer ??= setTimeout(() => this.flush(), postDelay(performance.now(), this.lastPost));
   }
 
-  /** Posts what waits: everything (in messages of at most MAX_POST_UPDATES) when `all`, else one
-   * message, the rest on the next timer. */
-  private flush(all = true): void {
+  /** Posts every update waiting, in messages of at most MAX_POST_UPDATES (see postPacing). */
+  private flush(): void {
     if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
     const outbox = this.outbox;
     if (outbox === undefined) return;
-    do {
-      const updates = outbox.updates.splice(0, MAX_POST_UPDATES);
-      if (updates.length > 0) this.post({ type: "updates", sessionId: outbox.sessionId, updates });
-    } while (all && outbox.updates.length > 0);
-    if (outbox.updates.length === 0) this.outbox = undefined;
-    else this.flushTimer = setTimeout(() => this.flush(false), BATCH_MS);
+    this.outbox = undefined;
+    for (const { count, json } of updateMessages(outbox.updates)) this.post({ type: "updates", sessionId: outbox.sessionId, count, json });
+    this.lastPost = performance.now();
   }
 
   /** Called with the shown session and its agent when another is shown and when its modes or

@@ -2,7 +2,6 @@
 // (ConversationStore); the webview gets a snapshot of the shown session when it (re)loads, then
 // batches of the same session updates, which it applies with the same reducer.
 
-import type { SessionUpdate } from "../protocol";
 import type { SessionView } from "./conversation";
 import type { MentionItem } from "./mentions";
 import type { FieldValues, FormField } from "./question";
@@ -36,7 +35,9 @@ export type HostToPanel =
   | { type: "mentionItems"; seq: number; items: MentionItem[] }
   /** Answer `frame` with the same seq in the next animation frame (agent terminals' pace). */
   | { type: "frame"; seq: number }
-  | { type: "updates"; sessionId: string; updates: SessionUpdate[] }
+  /** `count` session updates as a JSON array (src/model/postPacing.ts: one string crosses the
+   * browser's frames as one block, where an array of objects is cloned object by object). */
+  | { type: "updates"; sessionId: string; count: number; json: string }
   | { type: "localPrompt"; sessionId: string; text: string }
   | { type: "turnEnd"; sessionId: string; stopReason: string; error?: string; tokens?: string }
   | { type: "busy"; busy: boolean }

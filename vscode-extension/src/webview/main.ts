@@ -26,6 +26,7 @@ import {
 } from "../model/conversation";
 import { ChatWindow, drawOrder, frameBudget, FramePacer, holdsForKey, toRedraw } from "../model/chatWindow";
 import { PromptHistory } from "../model/history";
+import { readUpdates } from "../model/postPacing";
 import { renderInline, renderMarkdown } from "../model/markdown";
 import { sessionChoiceLabel } from "../model/multiAgent";
 import { type AgentInfo, type ContextChip, type HostToPanel, isTyping, KEYS_EVERY_MS, selectsAllInField, type PanelPrompt, type PanelQuestion, type PanelQueued, type PanelToHost, type SessionChoice } from "../model/panelMessages";
@@ -1193,7 +1194,7 @@ window.addEventListener("message", (event: MessageEvent<HostToPanel>) => {
         renderAll();
       }
       let sequence = Date.now();
-      for (const update of message.updates) schedule(applyUpdate(session, update, sequence++));
+      for (const update of readUpdates(message.json)) schedule(applyUpdate(session, update, sequence++));
       streaming = true;
       break;
     }
