@@ -73,7 +73,7 @@ class AcplsServer(LanguageServer):
         if self._hub is None:
             from acpls.core.hub import Hub
 
-            self._hub = Hub(self.port, editor_output=self.editor_output)
+            self._hub = Hub(self.port, editor_output=self.editor_output, editor_backlog=self.port)
             options, self._initialization_options = self._initialization_options, None
             if options is not None:
                 for problem in self._hub.configure(options):

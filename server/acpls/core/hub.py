@@ -35,7 +35,7 @@ from acpls.core.elicitation import Questions
 from acpls.core.errors import CommandError
 from acpls.core.follow import FollowController
 from acpls.core.mentions import mention_blocks
-from acpls.core.pump import FlushScheduler, MessageBudget
+from acpls.core.pump import FlushScheduler, MessageBudget, ReplayPacer
 from acpls.core.review import ReviewController
 from acpls.core.routing import UpdateRouter
 from acpls.core.session import Session, Turn
@@ -80,6 +80,7 @@ class Hub:
         environ: Mapping[str, str] | None = None,
         state_dir: Path | None = None,
         editor_output: FlowGate | None = None,
+        editor_backlog: ports.EditorBacklog | None = None,
     ) -> None:
         self.editor = editor
         # Closed while the editor is behind: each agent's output is left unread (flow.py).
@@ -118,6 +119,7 @@ class Hub:
             self.tasks,
             self.state_dir,
             self,
+            pacer=ReplayPacer(editor_backlog.unread_bytes) if editor_backlog else None,
         )
         self.agent_requests = AgentRequests(
             editor,
@@ -560,6 +562,7 @@ class Hub:
                     )
             else:
                 raise CommandError("the agent cannot load or resume sessions")
+            await self.router.replay_sent(session)
         except BaseException:
             self.registry.close(session, "the session could not be loaded")
             raise

@@ -84,6 +84,13 @@ class EditorPort(Protocol):
         ...
 
 
+class EditorBacklog(Protocol):
+    def unread_bytes(self) -> int | None:
+        """Bytes sent to the editor that it has not read yet (acpls' own buffer and the OS's
+        pipe or socket); None where that cannot be known (then nothing waits for the editor)."""
+        ...
+
+
 def current_text(editor: EditorPort, path: str) -> str | None:
     """`path`'s text as the user sees it: the editor's buffer when it is open (unsaved edits
     included), else the disk's; None when neither can be read as UTF-8."""

@@ -17,8 +17,10 @@ coalescing until the budget allows. A queue that has sent nothing for `QUEUE_STA
 send one item on any credit, and follow then leaves it that one (`MessageBudget.follow_need`), so
 tool calls still move while follow takes most of the budget.
 `FlushScheduler.flush_now` (the end of a turn) sends everything regardless: the turn's result
-must follow all of its updates. A replayed history (core/routing.py) is taken whole at every flush
-and not charged: it is not a live turn.
+must follow all of its updates. A replayed history (core/routing.py) is not charged: it is not
+a live turn. It is paced by the editor's reading instead (`ReplayPacer`): the next piece waits
+while the editor has more than `REPLAY_UNREAD_BOUND` bytes unread, so an editor that fell behind
+catches up in one read instead of decoding a long run of messages ahead of a key.
 """
 
 from __future__ import annotations
@@ -45,6 +47,17 @@ FOLLOW_RESERVE = 3.0
 QUEUE_STARVED_AFTER = 0.25
 # Float time arithmetic: a credit or a wait that is due must not miss by a rounding error.
 _EPSILON = 1e-9
+
+# A replay's next piece waits while the editor has more than this unread: Neovim's LSP client
+# reads a pipe 64 KiB at a time, up to 32 reads a wake-up, and decodes every message of a read at
+# once (a 64 KiB read is ~3 ms of `vim.json.decode`), so a key waits behind at most one read.
+REPLAY_UNREAD_BOUND = 32 * 1024
+# While a piece waits, the next look at the editor: soon enough that a reader that emptied its
+# pipe finds the next piece before it is done decoding the last one (~3 ms a read).
+REPLAY_RECHECK = 0.004
+# Memory bound of a held replay: beyond this many waiting updates the oldest go out regardless,
+# and the transport's own high-water mark (editor/stdio.py, flow.py) stops reading the agent.
+REPLAY_HELD_MAX = 10_000
 
 _LATEST_ONLY = frozenset(
     {"plan", "available_commands", "modes", "config_options", "session_info", "usage"}
@@ -109,6 +122,9 @@ class UpdateQueue:
     def __bool__(self) -> bool:
         return bool(self._items)
 
+    def __len__(self) -> int:
+        return len(self._items)
+
     def add(self, update: dict[str, Any]) -> None:
         kind = update.get("sessionUpdate")
         if kind == "tool_call":
@@ -167,6 +183,15 @@ class UpdateQueue:
         self.budget.queue_starved_at = float("inf")
         return items
 
+    def take_oldest(self, count: int) -> list[dict[str, Any]]:
+        """The oldest `count` waiting items, uncharged (a replay's next piece)."""
+        if count >= len(self._items):
+            return self.take(charge=False)
+        keys = list(itertools.islice(self._items, count))
+        if self._last_chunk_key in keys:
+            self._last_chunk_key = None
+        return [self._items.pop(key) for key in keys]
+
     def take_paced(self, now: float) -> list[dict[str, Any]]:
         """The oldest waiting items the budget allows now above the follow reserve; one item on
         any credit when the queue has sent nothing for `QUEUE_STARVED_AFTER`. Nothing when it
@@ -206,6 +231,30 @@ def _is_plain_text(content: Any) -> bool:
         and isinstance(content.get("text"), str)
         and set(content) <= {"type", "text"}
     )
+
+
+class ReplayPacer:
+    """Whether a replay's next piece goes to the editor now: not while the editor has more than
+    `bound` bytes unread (`unread` returns None where that is unknown: then always)."""
+
+    def __init__(
+        self,
+        unread: Callable[[], int | None],
+        bound: int = REPLAY_UNREAD_BOUND,
+        held_max: int = REPLAY_HELD_MAX,
+        recheck: float = REPLAY_RECHECK,
+    ) -> None:
+        self._unread = unread
+        self.bound = bound
+        self.held_max = held_max
+        self.recheck = recheck
+
+    def may_send(self, waiting: int) -> bool:
+        """`waiting`: the session's updates not sent yet."""
+        if waiting > self.held_max:
+            return True
+        unread = self._unread()
+        return unread is None or unread <= self.bound
 
 
 class FlushScheduler:

@@ -7,6 +7,7 @@ editor waits in the session's queue until the pump flushes it (core/pump.py).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -18,7 +19,7 @@ import orjson
 from acpls.core import ports
 from acpls.core.errors import CommandError
 from acpls.core.output_lines import OutputLines
-from acpls.core.pump import UpdateQueue
+from acpls.core.pump import ReplayPacer, UpdateQueue
 from acpls.editor import messages as msg
 from acpls.services.transcript import Transcript
 from acpls.translate.follow import FollowTarget, is_subagent_tool_call
@@ -94,6 +95,7 @@ class UpdateRouter:
         tasks: TaskSupervisor,
         state_dir: Path,
         hub: RoutingHub,
+        pacer: ReplayPacer | None = None,
     ) -> None:
         self.editor = editor
         self.sessions = sessions  # the registry's, read only
@@ -104,6 +106,10 @@ class UpdateRouter:
         self.tasks = tasks
         self.state_dir = state_dir  # transcripts
         self.hub = hub
+        # Paces replayed history by what the editor has not read (core/pump.py); None: unpaced.
+        self.pacer = pacer
+        # Loads waiting for their replay to reach the editor before they answer, by session id.
+        self._replay_sent: dict[str, asyncio.Future[None]] = {}
         # Updates for a session id acpls has not registered yet (legal before session/new answers),
         # kept only while a request that makes a session is in flight (`expecting_sessions`).
         self._early: dict[str, list[dict[str, Any]]] = {}
@@ -412,11 +418,24 @@ class UpdateRouter:
     def replay(self, session: Session, enabled: bool) -> None:
         if not enabled and self.editor.custom_mode:
             # The replay's last updates, uncharged like the rest of it, before what ending the
-            # replay adds (those are the session's own and paced as such).
-            self._flush_queue(session.id, session.queue, replay=True)
+            # replay adds (those are the session's own and paced as such). Normally none are
+            # left (the load waited for `replay_sent`); after a failed load, all go at once.
+            self._flush_queue(session.id, session.queue, force=True, replay=True)
         for update in session.normalizer.replay_mode(enabled):
             self._to_editor(session, update)
         self.pump.poke()
+
+    async def replay_sent(self, session: Session) -> None:
+        """Until the session's replayed history has all gone to the editor: a paced replay
+        (`ReplayPacer`) may still hold some when the agent answers the load, and the load's
+        answer must come after all of it (protocol.md 5.4.1)."""
+        if self.pacer is None or not session.queue:
+            return
+        sent = self._replay_sent.get(session.id)
+        if sent is None:
+            sent = self._replay_sent[session.id] = asyncio.get_running_loop().create_future()
+        self.pump.poke()
+        await asyncio.shield(sent)
 
     def mode_changed(self, session: Session, mode_id: str) -> None:
         self.route(session, {"sessionUpdate": "current_mode_update", "currentModeId": mode_id})
@@ -514,13 +533,17 @@ class UpdateRouter:
     def _flush_queue(
         self, session_id: str, queue: UpdateQueue, *, force: bool = False, replay: bool = False
     ) -> None:
-        """Send what waits for a session: paced in a live turn; all of it, uncharged, while the
-        agent replays a loaded session (protocol.md 5.4.1): the editor would get it all at once
-        when the load answers anyway, and taking it as it comes lets the editor show the history
-        while acpls still reads it."""
+        """Send what waits for a session: paced in a live turn; uncharged while the agent
+        replays a loaded session (protocol.md 5.4.1), as it comes (the editor shows the history
+        while acpls still reads it) as far as the editor keeps reading (`ReplayPacer`); `force`
+        (or a forced flush) sends all of it."""
         if not queue:
+            self._replay_gone(session_id)
             return
         pump = self.pump
+        if replay and self.pacer is not None and not (pump.forced or force):
+            self._flush_replay_paced(session_id, queue, self.pacer)
+            return
         if replay:
             updates = queue.take(charge=False)
         elif pump.forced or force:
@@ -530,6 +553,28 @@ class UpdateRouter:
             updates = queue.take_paced(now)
             if queue:  # over its message budget: the rest goes out when the budget allows
                 pump.wake_at(queue.ready_at(now))
+        self._send_updates(session_id, updates)
+        if not queue:
+            self._replay_gone(session_id)
+
+    def _flush_replay_paced(self, session_id: str, queue: UpdateQueue, pacer: ReplayPacer) -> None:
+        """A replay's pieces while the editor keeps up; the rest waits (coalescing) and is
+        looked at again in `pacer.recheck`, so an editor that fell behind is not handed a run
+        of messages to decode in one go."""
+        while queue and pacer.may_send(len(queue)):
+            self._send_updates(session_id, queue.take_oldest(BATCH_UPDATES))
+        if queue:
+            self.pump.wake_at(time.monotonic() + pacer.recheck)
+        else:
+            self._replay_gone(session_id)
+
+    def _replay_gone(self, session_id: str) -> None:
+        if self._replay_sent:
+            sent = self._replay_sent.pop(session_id, None)
+            if sent is not None and not sent.done():
+                sent.set_result(None)
+
+    def _send_updates(self, session_id: str, updates: list[dict[str, Any]]) -> None:
         editor = self.editor
         notify = editor.notify
         if len(updates) > 1 and editor.supports("sessionUpdates"):

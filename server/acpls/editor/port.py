@@ -110,6 +110,12 @@ class LspEditorPort:
                 return
         self._server.protocol.notify(method, params)
 
+    def unread_bytes(self) -> int | None:
+        """`core.ports.EditorBacklog`: what the stdio writer says the editor has not read yet
+        (editor/stdio.py); None before it exists or where it cannot tell."""
+        unread = getattr(self._server.protocol.writer, "unread", None)
+        return unread() if unread is not None else None
+
     async def request(self, method: str, params: Any, msg_id: str) -> Any:
         protocol = self._server.protocol
         future = protocol.send_request(method, params, msg_id=msg_id)

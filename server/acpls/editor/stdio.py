@@ -19,9 +19,11 @@ import fcntl
 import json
 import logging
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from acpls.flow import FlowGate
+from acpls.services.unread import unread_counter
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -52,6 +54,9 @@ class _StdoutWriter:
     async def aclose(self) -> None:
         self.close()
 
+    def unread(self) -> int | None:
+        return None  # a file is never behind
+
 
 class _FlowProtocol(asyncio.Protocol):
     """Turns the transport's flow-control calls into the editor-output gate."""
@@ -75,9 +80,15 @@ class _FlowProtocol(asyncio.Protocol):
 class PipeWriter:
     """stdout as an asyncio write transport: `write` never blocks the event loop."""
 
-    def __init__(self, transport: asyncio.WriteTransport, protocol: _FlowProtocol) -> None:
+    def __init__(
+        self,
+        transport: asyncio.WriteTransport,
+        protocol: _FlowProtocol,
+        os_unread: Callable[[], int] | None = None,
+    ) -> None:
         self._transport = transport
         self._protocol = protocol
+        self._os_unread = os_unread
         transport.set_write_buffer_limits(high=HIGH_WATER, low=LOW_WATER)
 
     def write(self, data: bytes) -> None:
@@ -87,6 +98,16 @@ class PipeWriter:
     @property
     def buffered(self) -> int:
         return self._transport.get_write_buffer_size()
+
+    def unread(self) -> int | None:
+        """Bytes written that the editor has not read: what waits in the transport and in the
+        OS's pipe or socket (services/unread.py); None when the OS gives no count."""
+        if self._os_unread is None:
+            return None
+        try:
+            return self._transport.get_write_buffer_size() + self._os_unread()
+        except OSError:
+            return None
 
     def close(self) -> None:
         self._transport.close()
@@ -120,7 +141,7 @@ async def _stdout_writer(gate: FlowGate) -> PipeWriter | _StdoutWriter:
     except (ValueError, OSError) as exc:
         logger.debug("stdout is not a pipe (%s): blocking writes", exc)
         return _StdoutWriter()
-    return PipeWriter(transport, protocol)
+    return PipeWriter(transport, protocol, unread_counter(sys.stdout.fileno()))
 
 
 async def _stdin_reader() -> asyncio.StreamReader:
