@@ -103,6 +103,18 @@ def test_the_pacer_holds_only_while_the_editor_is_beyond_the_bound() -> None:
     assert pacer.may_send(10)
 
 
+def test_a_held_replay_is_looked_at_soon_then_less_often_until_a_piece_goes() -> None:
+    unread = [5000]
+    pacer = ReplayPacer(lambda: unread[0], bound=1000, recheck_first=0.001, recheck_max=0.004)
+    assert not pacer.may_send(10)
+    assert [pacer.recheck_in() for _ in range(4)] == [0.001, 0.002, 0.004, 0.004]
+    unread[0] = 0
+    assert pacer.may_send(10)
+    unread[0] = 5000
+    assert not pacer.may_send(10)
+    assert pacer.recheck_in() == 0.001
+
+
 def test_a_replay_flush_stops_past_the_bound_and_resumes_after_a_read() -> None:
     editor, pump = _Editor(), _Pump()
     pacer = ReplayPacer(lambda: editor.unread, bound=BOUND)

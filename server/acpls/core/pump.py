@@ -52,9 +52,11 @@ _EPSILON = 1e-9
 # reads a pipe 64 KiB at a time, up to 32 reads a wake-up, and decodes every message of a read at
 # once (a 64 KiB read is ~3 ms of `vim.json.decode`), so a key waits behind at most one read.
 REPLAY_UNREAD_BOUND = 32 * 1024
-# While a piece waits, the next look at the editor: soon enough that a reader that emptied its
-# pipe finds the next piece before it is done decoding the last one (~3 ms a read).
-REPLAY_RECHECK = 0.004
+# While a piece waits, the next looks at the editor: 1 ms, then 2, then every 4 ms. A reader
+# that keeps up (bench P8's, ~0.2 ms a message) finds the next piece at once; one that is busy
+# drawing (Neovim: ticks of ~4 ms) is not polled much more often than it reads.
+REPLAY_RECHECK_FIRST = 0.001
+REPLAY_RECHECK_MAX = 0.004
 # Memory bound of a held replay: beyond this many waiting updates the oldest go out regardless,
 # and the transport's own high-water mark (editor/stdio.py, flow.py) stops reading the agent.
 REPLAY_HELD_MAX = 10_000
@@ -242,19 +244,32 @@ class ReplayPacer:
         unread: Callable[[], int | None],
         bound: int = REPLAY_UNREAD_BOUND,
         held_max: int = REPLAY_HELD_MAX,
-        recheck: float = REPLAY_RECHECK,
+        recheck_first: float = REPLAY_RECHECK_FIRST,
+        recheck_max: float = REPLAY_RECHECK_MAX,
     ) -> None:
         self._unread = unread
         self.bound = bound
         self.held_max = held_max
-        self.recheck = recheck
+        self._recheck_first = recheck_first
+        self._recheck_max = recheck_max
+        self._recheck = recheck_first
 
     def may_send(self, waiting: int) -> bool:
         """`waiting`: the session's updates not sent yet."""
         if waiting > self.held_max:
             return True
         unread = self._unread()
-        return unread is None or unread <= self.bound
+        if unread is None or unread <= self.bound:
+            self._recheck = self._recheck_first
+            return True
+        return False
+
+    def recheck_in(self) -> float:
+        """Seconds until the next look at a held replay: doubling while the editor stays
+        behind, from the first again once a piece went out."""
+        delay = self._recheck
+        self._recheck = min(self._recheck_max, delay * 2)
+        return delay
 
 
 class FlushScheduler:

@@ -559,12 +559,12 @@ class UpdateRouter:
 
     def _flush_replay_paced(self, session_id: str, queue: UpdateQueue, pacer: ReplayPacer) -> None:
         """A replay's pieces while the editor keeps up; the rest waits (coalescing) and is
-        looked at again in `pacer.recheck`, so an editor that fell behind is not handed a run
+        looked at again in `pacer.recheck_in()`, so an editor that fell behind is not handed a run
         of messages to decode in one go."""
         while queue and pacer.may_send(len(queue)):
             self._send_updates(session_id, queue.take_oldest(BATCH_UPDATES))
         if queue:
-            self.pump.wake_at(time.monotonic() + pacer.recheck)
+            self.pump.wake_at(time.monotonic() + pacer.recheck_in())
         else:
             self._replay_gone(session_id)
 
