@@ -66,6 +66,9 @@ describe("long outputs and long chats in VS Code", { timeout: 480_000 }, () => {
     await vscode.command("acpls: Agent sessions");
     const picker = page.locator(".quick-input-widget", { hasText: "agent sessions" });
     const row = picker.locator(".quick-input-list .monaco-list-row", { hasText: "Long chat (20000 updates) #1" });
+    // The list draws only the rows in its view (the speed agent lists 18 chats): the filter brings this one in.
+    await picker.locator(".quick-input-box input").waitFor({ timeout: 30_000 });
+    await page.keyboard.type("Long chat (20000 updates) #1");
     await row.waitFor({ timeout: 30_000 });
     await row.click();
     const actions = page.locator(".quick-input-widget", { hasText: "Long chat (20000 updates) #1" });
