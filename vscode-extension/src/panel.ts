@@ -235,6 +235,12 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
     this.flushTimer ??= setTimeout(() => this.flush(), postDelay(performance.now(), this.lastPost));
   }
 
+  /** A load or resume was answered: its replay is over, so its last updates go now instead of at
+   * the stream's pace (up to STREAM_POST_MS after the previous post). */
+  private replayed(): void {
+    if (this.outbox !== undefined) this.flush();
+  }
+
   /** Posts every update waiting, in messages of at most MAX_POST_UPDATES (see postPacing). */
   private flush(): void {
     if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
@@ -517,6 +523,7 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
     this.switchTo(sessionId);
     try {
       await this.client.command("acpls.loadSession", { sessionId });
+      this.replayed();
     } catch (error) {
       this.post({ type: "error", message: `Could not load the session: ${String(error)}` });
     }
@@ -557,6 +564,7 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
         case "resume":
           this.switchTo(sessionId);
           await this.client.command(action === "load" ? "acpls.loadSession" : "acpls.resumeSession", { sessionId });
+          this.replayed();
           break;
         case "fork":
           await this.fork(sessionId);
