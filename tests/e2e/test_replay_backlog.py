@@ -18,14 +18,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from acpls.core.pump import REPLAY_UNREAD_BOUND
 from acpls.core.routing import BATCH_UPDATES
 from tests.agents import script_command
 from tests.e2e.test_long_load import expected_view, received_view, replayed
-
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux ioctls")
 
 UPDATES = 10_000
 STALL_S = 2.5  # the editor reads nothing this long after asking for the load
