@@ -220,8 +220,12 @@ async def test_a_live_burst_in_batches_keeps_the_session_pacing(
             if update["sessionUpdate"] == "tool_call":
                 last[update["toolCall"]["toolCallId"]] = update["toolCall"]["title"]
     assert "acpls/sessionUpdates" in {m for m, _ in record}
-    worst = max(sum(1 for t in arrivals if start <= t < start + 1.0) for start in arrivals)
-    assert worst <= 60
+    # Timed on arrival, so a stall of this test's own process on a busy machine bunches what acpls
+    # sent over a longer time (63 in one second once, at a budget of 53). Over two seconds a stall
+    # of a few hundred ms still fits the protocol's ~60 a second, while an unpaced burst (4,000
+    # updates in ~2 s) is far above it.
+    worst = max(sum(1 for t in arrivals if start <= t < start + 2.0) for start in arrivals)
+    assert worst <= 120
     assert last == {c: f"step {BURST - CALLS + i}" for i, c in enumerate(calls)}
 
 
