@@ -302,6 +302,23 @@ async def test_questions_refuse_a_request_that_is_no_question(tmp_path: Path) ->
     await tasks.aclose()
 
 
+async def test_questions_ignore_a_completion_that_does_not_fit(tmp_path: Path) -> None:
+    editor = Editor(str(tmp_path))  # never answers: the agent's completion settles it
+    tasks = TaskSupervisor("test")
+    questions = Questions(port(editor), {}, tasks, tmp_path)
+    url = {"sessionId": "s1", "mode": "url", "message": "Sign in", "url": "https://x.org",
+           "elicitationId": "el-1"}  # fmt: skip
+    asked = asyncio.ensure_future(questions.create(url))
+    await editor.until_asked(1)
+    for wrong in (None, {}, {"elicitationId": 5}):
+        questions.complete(wrong)
+    await asyncio.sleep(0)
+    assert not asked.done() and questions.open_count == 1
+    questions.complete({"elicitationId": "el-1", "_meta": None})
+    assert await asked == {"action": "accept"}
+    await tasks.aclose()
+
+
 # -- SessionAdmin: editor, the registry, and SessionsHub -----------------------------------------
 
 

@@ -140,6 +140,30 @@ def test_parse_request_refuses_what_cannot_be_asked() -> None:
     )
 
 
+def test_parse_request_reads_the_model_and_names_a_wrong_field() -> None:
+    with pytest.raises(q.InvalidQuestion, match=r"CreateElicitationRequest\.message"):
+        q.parse_request({"mode": "form", "message": 3, "requestedSchema": {}})
+    with pytest.raises(q.InvalidQuestion, match=r"CreateElicitationRequest\.requestId"):
+        q.parse_request({"mode": "url", "message": "m", "requestId": [1]})
+    with pytest.raises(q.InvalidQuestion, match="unsupported elicitation mode '_sms'"):
+        q.parse_request({"mode": "_sms", "message": "m", "sessionId": "s"})
+    # Scoped to a request outside any session (auth, configuration): asked like any other.
+    before_session = q.parse_request(
+        {"mode": "form", "message": "m", "requestId": 7, "requestedSchema": FORM}
+    )
+    assert (before_session.session_id, before_session.schema) == (None, FORM)
+    in_a_tool = q.parse_request(
+        {
+            "mode": "form",
+            "message": "m",
+            "sessionId": "s",
+            "toolCallId": "t",
+            "requestedSchema": FORM,
+        }
+    )
+    assert (in_a_tool.session_id, in_a_tool.tool_call_id) == ("s", "t")
+
+
 def test_only_web_urls_are_opened() -> None:
     assert q.openable("https://example.org/x")
     assert q.openable("http://127.0.0.1:8080/cb")

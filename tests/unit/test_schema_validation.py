@@ -221,6 +221,22 @@ def test_v1_client_method_responses_are_valid() -> None:
     answer(1, "terminal/wait_for_exit", ExitStatus(None, "SIGKILL").to_acp())
 
 
+def test_question_answers_are_valid_in_both_versions() -> None:
+    """The answers translate/elicitation.py builds for `elicitation/create` (v1: unstable)."""
+    from acpls.translate.elicitation import answer as question_answer
+
+    content = {"name": "Ada", "age": 36, "ok": True, "ratio": 0.5, "tags": ["a", "b"]}
+    answers = [question_answer("accept", content), question_answer("accept")]
+    answers += [question_answer(action) for action in ("decline", "cancel")]
+    for version, unstable in ((1, True), (2, False)):
+        for result in answers:
+            validate_client_message(
+                version, response(result), method="elicitation/create", unstable=unstable
+            )
+    assert answers[0] == {"action": "accept", "content": content}
+    assert question_answer("decline", content) == {"action": "decline"}  # content only on accept
+
+
 def test_validator_catches_a_wrong_result() -> None:
     with pytest.raises(jsonschema.ValidationError):
         answer(1, "terminal/output", {"output": "x"})  # `truncated` is required

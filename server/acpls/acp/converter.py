@@ -71,6 +71,12 @@ def _structure_bool(value: Any, _: Any) -> bool:
     raise TypeError(f"expected a boolean, got {_json_type(value)}")
 
 
+def _structure_request_id(value: Any, _: Any) -> int | str:
+    if type(value) in (int, str):
+        return value
+    raise TypeError(f"expected an integer or a string, got {_json_type(value)}")
+
+
 def _structure_json_object(value: Any, _: Any) -> JsonObject:
     # Kept as the same dict (no copy): these are raw pass-through payloads.
     if type(value) is dict:
@@ -178,7 +184,7 @@ def _make_model_structure(cls: type[AcpModel], conv: cattrs.Converter) -> Callab
 
 
 _PASSTHROUGH: frozenset[Any] = frozenset(
-    {str, int, float, bool, Any, JsonObject, list[str], list[JsonObject]}
+    {str, int, float, bool, Any, JsonObject, m.RequestId, list[str], list[JsonObject]}
 )
 
 
@@ -331,6 +337,7 @@ def _build_converter() -> AcpConverter:
     conv.register_structure_hook(float, _structure_float)
     conv.register_structure_hook(bool, _structure_bool)
     conv.register_structure_hook_func(lambda t: t == JsonObject, _structure_json_object)
+    conv.register_structure_hook_func(lambda t: t == m.RequestId, _structure_request_id)
     conv.register_structure_hook_factory(_is_list, _make_list_structure)
     conv.register_structure_hook_factory(_is_patch_union, _make_patch_structure)
     conv.register_structure_hook_factory(_is_model, _make_model_structure)

@@ -560,3 +560,44 @@ class ReleaseTerminalRequest(AcpModel):
     session_id: str
     terminal_id: str
     meta: JsonObject | Omitted | None = OMITTED
+
+
+# --------------------------------------------------------------------------- questions
+
+RequestId: TypeAlias = int | str
+"""A JSON-RPC request id (`RequestId` in the schema: an integer or a string)."""
+
+
+@attrs.define(kw_only=True)
+class CreateElicitationRequest(AcpModel):
+    """`elicitation/create` (v1 unstable, v2). `mode` is an open enum ("form", "url"); a form's
+    `requestedSchema` is a JSON Schema the editor renders, kept as the agent's object. Scope:
+    a session (`sessionId`, optionally `toolCallId`) or a request outside any (`requestId`)."""
+
+    message: str
+    mode: str | Omitted = OMITTED
+    requested_schema: JsonObject | Omitted = OMITTED  # form
+    url: str | Omitted = OMITTED  # url
+    elicitation_id: str | Omitted = OMITTED  # url
+    session_id: str | Omitted = OMITTED
+    tool_call_id: str | Omitted | None = OMITTED
+    request_id: RequestId | Omitted | None = OMITTED
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class CompleteElicitationNotification(AcpModel):
+    """`elicitation/complete`: the agent's word that a URL question's outside flow is done."""
+
+    elicitation_id: str
+    meta: JsonObject | Omitted | None = OMITTED
+
+
+@attrs.define(kw_only=True)
+class CreateElicitationResponse(AcpModel):
+    """The answer to `elicitation/create`: `action` is an open enum ("accept", "decline",
+    "cancel"); `content` (field name -> value) comes only with "accept"."""
+
+    action: str
+    content: JsonObject | Omitted = OMITTED
+    meta: JsonObject | Omitted | None = OMITTED

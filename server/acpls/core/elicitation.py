@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from acpls.acp.converter import structure
 from acpls.acp.errors import INVALID_PARAMS, AcpError
+from acpls.acp.models import AcpModelError, CompleteElicitationNotification
 from acpls.core import ports
 from acpls.editor import messages as msg
 from acpls.translate import elicitation as q
@@ -121,9 +123,10 @@ class Questions:
 
     def complete(self, params: Any) -> None:
         """`elicitation/complete`: the URL flow is done; an open question for it is answered."""
-        elicitation_id = params.get("elicitationId") if isinstance(params, dict) else None
-        if not isinstance(elicitation_id, str):
-            logger.warning("elicitation/complete without an elicitationId: %.200r", params)
+        try:
+            elicitation_id = structure(params, CompleteElicitationNotification).elicitation_id
+        except AcpModelError as exc:
+            logger.warning("ignoring an elicitation/complete that does not fit: %s", exc)
             return
         match = next(
             (p for p in self._open.values() if p.question.elicitation_id == elicitation_id), None

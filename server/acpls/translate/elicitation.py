@@ -16,6 +16,10 @@ from urllib.parse import urlsplit
 
 import attrs
 
+from acpls.acp import models as m
+from acpls.acp.converter import structure, unstructure
+from acpls.acp.models import OMITTED, AcpModelError
+
 logger = logging.getLogger(__name__)
 
 ACTIONS = ("accept", "decline", "cancel")
@@ -47,39 +51,42 @@ class Question:
 
 
 def parse_request(params: Any) -> Question:
-    if not isinstance(params, dict):
-        raise InvalidQuestion("params must be an object")
-    mode, message = params.get("mode"), params.get("message")
-    if not isinstance(message, str):
-        raise InvalidQuestion("message must be a string")
-    session_id = params.get("sessionId")
-    tool_call_id = params.get("toolCallId")
+    """The agent's `elicitation/create` params, checked against their model
+    (`CreateElicitationRequest`) and against what acpls can ask: a form or a URL."""
+    try:
+        request = structure(params, m.CreateElicitationRequest)
+    except AcpModelError as exc:
+        raise InvalidQuestion(str(exc)) from exc
     question = Question(
-        mode=mode if isinstance(mode, str) else "",
-        message=message,
-        session_id=session_id if isinstance(session_id, str) else None,
-        tool_call_id=tool_call_id if isinstance(tool_call_id, str) else None,
+        mode=_text(request.mode) or "",
+        message=request.message,
+        session_id=_text(request.session_id),
+        tool_call_id=_text(request.tool_call_id),
     )
-    if mode == "form":
-        schema = params.get("requestedSchema")
-        if not isinstance(schema, dict):
+    if request.mode == "form":
+        if request.requested_schema is OMITTED:
             raise InvalidQuestion("a form question needs requestedSchema (an object)")
-        properties = schema.get("properties", {})
+        properties = request.requested_schema.get("properties", {})
         if not isinstance(properties, dict) or not all(
             isinstance(p, dict) for p in properties.values()
         ):
             raise InvalidQuestion("requestedSchema.properties must map names to objects")
-        question.schema = schema
-    elif mode == "url":
-        url, elicitation_id = params.get("url"), params.get("elicitationId")
-        if not isinstance(url, str) or not url:
+        question.schema = request.requested_schema
+    elif request.mode == "url":
+        url, elicitation_id = _text(request.url), _text(request.elicitation_id)
+        if not url:
             raise InvalidQuestion("a url question needs url (a string)")
-        if not isinstance(elicitation_id, str):
+        if elicitation_id is None:
             raise InvalidQuestion("a url question needs elicitationId (a string)")
         question.url, question.elicitation_id = url, elicitation_id
     else:
+        mode = _text(request.mode)
         raise InvalidQuestion(f"unsupported elicitation mode {mode!r} (acpls offers form and url)")
     return question
+
+
+def _text(value: str | m.Omitted | None) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def openable(url: str) -> bool:
@@ -333,10 +340,11 @@ def retry_message(message: str, problems: list[str]) -> str:
 
 
 def answer(action: str, content: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The elicitation/create result (`CreateElicitationResponse`)."""
+    """The elicitation/create result (`CreateElicitationResponse`): content only with accept."""
+    response = m.CreateElicitationResponse(action=action)
     if action == "accept" and content is not None:
-        return {"action": "accept", "content": content}
-    return {"action": action}
+        response.content = content
+    return unstructure(response)
 
 
 CANCEL = "cancel"
