@@ -516,10 +516,10 @@ def _connect(hub: Hub, root: str) -> AgentConnection:
     hub.agent_requests.register(conn, name, {})
     conn.register({}, {"session/update": hub.router.on_session_update})
     conn.register({"terminal/create": _terminals_disabled}, {})
-    slot = hub._slot(name)  # the hub's default agent, as `_start_agent` would set it
+    slot = hub.processes.slot(name)  # the default agent, as `AgentProcesses._start` sets it
     slot.spec = hub.settings.agent
     slot.conn = conn
-    slot.restart_key = hub._restart_key(hub.settings.agent)
+    slot.restart_key = hub.processes.restart_key(hub.settings.agent)
     return conn
 
 
@@ -626,7 +626,7 @@ def _guarded(feed: Any, report: FuzzReport) -> Any:
 
 
 def _conn_of(hub: Hub) -> AgentConnection:
-    conn = hub._slot(hub.settings.agent.name).conn
+    conn = hub.processes.running(None)
     assert conn is not None
     return conn
 

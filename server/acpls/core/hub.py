@@ -1,8 +1,8 @@
 """The core of acpls: the agents, their sessions, and the editor, wired together.
 
-The hub owns one process per agent (core/agent_slots.py: each started lazily, restarted after it
-exits; the default is the `agent` setting's, others are named by `acpls.newSession`), the sessions
-they created, the terminal store, follow-along and the output pump. LSP handlers call its
+The hub owns one process per agent (core/agent_processes.py: each started lazily, restarted
+after it exits; the default is the `agent` setting's, others are named by `acpls.newSession`), the
+sessions they created, the terminal store, follow-along and the output pump. LSP handlers call its
 commands; the agents' messages reach it through `routing.UpdateRouter` and
 `agent_requests.AgentRequests`, each agent speaking only of its own sessions. Nothing here knows
 pygls: the editor is reached through `ports.EditorPort`.
@@ -18,16 +18,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import attrs
-
 from acpls.acp.connection import AgentConnection
 from acpls.acp.converter import config_options_of, set_config_option_params
 from acpls.acp.errors import AUTH_REQUIRED, INTERNAL_ERROR, AcpError
 from acpls.acp.models import AcpModelError
-from acpls.acp.process import AgentStartError
 from acpls.core import ports
+from acpls.core.agent_processes import AgentProcesses
 from acpls.core.agent_requests import AgentRequests
-from acpls.core.agent_slots import AgentSlot, guard_sessions
 from acpls.core.agents import AgentCatalog
 from acpls.core.auth import SignIn, auth_required_message
 from acpls.core.checkpoints import CheckpointController
@@ -41,14 +38,11 @@ from acpls.core.routing import UpdateRouter
 from acpls.core.session import Session, Turn
 from acpls.core.session_admin import SessionAdmin
 from acpls.core.sessions import SessionRegistry
-from acpls.editor import messages as msg
 from acpls.flow import FlowGate
 from acpls.registry.spec import AgentSpec
-from acpls.services.agent_install import AgentInstallError
 from acpls.settings import Settings, parse_settings
 from acpls.supervisor import TaskSupervisor
 from acpls.translate import usage
-from acpls.translate.agent_stderr import sandbox_problem
 from acpls.translate.mentions import Mention
 from acpls.translate.session_updates import SessionUpdateNormalizer
 from acpls.translate.terminals import TerminalStore
@@ -57,9 +51,6 @@ from acpls.translate.uris import uri_to_path
 logger = logging.getLogger(__name__)
 
 CANCEL_GRACE_SECONDS = 3.0
-AGENT_START_TIMEOUT = 120.0
-# Distinct sandbox-failure lines shown per agent process (the rest stay in the log).
-MAX_SANDBOX_NOTICES = 3
 # At a turn's end, how long to wait for the didChange of edits the editor said it applied
 # (Neovim debounces them by 150 ms); a no-op edit never sends one, so this bounds the wait.
 DIDCHANGE_SETTLE_S = 0.5
@@ -98,8 +89,6 @@ class Hub:
             enabled=self.settings.follow_enabled,
             budget_of=self._message_budget,
         )
-        self._slots: dict[str, AgentSlot] = {}  # one per agent name (core/agent_slots.py)
-        self._closing = False
         self.pump = FlushScheduler(self._flush)
         # Each controller is handed the parts it uses; what it asks of the hub itself is a small
         # protocol in its module. Built in this order so each peer exists before its users.
@@ -135,9 +124,20 @@ class Hub:
             self,
         )
         self.questions = Questions(editor, self.sessions, self.tasks, self.state_dir)
+        self.catalog = AgentCatalog(self.environ, self.settings.registry_url, tasks=self.tasks)
+        self.processes = AgentProcesses(
+            editor,
+            self.registry,
+            self.tasks,
+            self.catalog,
+            self.agent_requests,
+            self.router,
+            self.editor_output,
+            self.environ,
+            self,
+        )
         self.sign_in = SignIn(editor, self)
         self.admin = SessionAdmin(editor, self.registry, self)
-        self.catalog = AgentCatalog(self.environ, self.settings.registry_url, tasks=self.tasks)
         self._register_closers()
 
     def _message_budget(self, session_id: str) -> MessageBudget | None:
@@ -167,7 +167,7 @@ class Hub:
 
     # -- settings --------------------------------------------------------------------------------
     def configure(self, raw: Any) -> list[str]:
-        settings, problems = parse_settings(raw, self.settings, self.resolve_agent)
+        settings, problems = parse_settings(raw, self.settings, self.processes.resolve_agent)
         self.settings = settings
         self.catalog.set_url(settings.registry_url)
         if self.follow.enabled != settings.follow_enabled:
@@ -182,237 +182,37 @@ class Hub:
             logger.warning("settings: %s", problem)
         return problems
 
-    def resolve_agent(self, name: str, url: str) -> Any:
-        """A registry id in the `agent` setting, resolved against the registry being set."""
-        self.catalog.set_url(url)
-        try:
-            return self.catalog.resolve(name)
-        except AgentInstallError as exc:
-            raise ValueError(str(exc)) from exc
-
-    # -- the agents ------------------------------------------------------------------------------
-    @property
-    def default_agent(self) -> str:
-        """The name of the agent a session starts with when none is named (setting `agent`)."""
-        return self.settings.agent.name
-
+    # -- the agents (core/agent_processes.py) ---------------------------------------------------
     def agent_spec(self, agent: Any = None) -> AgentSpec:
-        """The spec of an agent named by a session or `acpls.newSession`: None for the default
-        agent, a name (the default's, one of the `agents` setting, one started before, a preset or
-        a registry id) or an agent object `{command, args?, env?, name?}` as `agent` takes."""
-        if agent is None or agent == self.settings.agent.name:
-            return self.settings.agent
-        # The `agents` setting names more agents: an object (named by its key) or a preset (its
-        # spec), else a registry id, resolved below like any other name.
-        configured = self.settings.configured_agent(agent) if isinstance(agent, str) else None
-        if isinstance(configured, AgentSpec):
-            return configured
-        if isinstance(configured, str):
-            agent = configured
-        elif isinstance(agent, str):
-            slot = self._slots.get(agent)
-            if slot is not None and slot.spec is not None:
-                return slot.spec
-        if not isinstance(agent, (str, dict)):
-            raise CommandError("agent must be a name or {command, args?, env?, name?}", -32602)
-        settings, problems = parse_settings({"agent": agent}, self.settings, self.resolve_agent)
-        if problems:
-            raise CommandError("; ".join(problems), -32602)
-        return settings.agent
+        return self.processes.agent_spec(agent)
 
-    def _slot(self, name: str) -> AgentSlot:
-        slot = self._slots.get(name)
-        if slot is None:
-            slot = self._slots[name] = AgentSlot(name)
-        return slot
-
-    def slot_of(self, conn: AgentConnection) -> AgentSlot | None:
-        return next((s for s in self._slots.values() if s.conn is conn), None)
+    def agent_env(self, spec: AgentSpec) -> dict[str, str]:
+        return self.processes.agent_env(spec)
 
     def agent_name_of(self, conn: AgentConnection) -> str:
-        slot = self.slot_of(conn)
-        return slot.name if slot is not None else self.settings.agent.name
+        return self.processes.name_of(conn)
 
     async def agent(self, name: Any = None) -> AgentConnection:
         """The running process of the agent `name` (default: the `agent` setting's), started
-        (or restarted) on first need. Each agent has its own process and lifecycle."""
-        spec = self.agent_spec(name)
-        slot = self._slot(spec.name)
-        async with slot.lock:
-            key = self._restart_key(spec)
-            conn = slot.conn
-            if conn is not None and conn.alive and slot.restart_key == key:
-                return conn
-            if conn is not None:
-                await self._stop_agent(slot, conn, "settings changed" if conn.alive else None)
-            return await self._start_agent(slot, spec)
+        (or restarted) on first need."""
+        return await self.processes.agent(name)
 
     async def agent_of(self, session: Session) -> AgentConnection:
         """The process of the agent that holds `session`."""
-        return await self.agent(session.agent or None)
+        return await self.processes.agent(session.agent or None)
 
-    def _restart_key(self, spec: AgentSpec) -> Any:
-        return attrs.evolve(self.settings, agent=spec).agent_restart_key()
+    async def restart_agent(self, name: Any = None) -> None:
+        await self.processes.restart(name)
 
-    def agent_env(self, spec: AgentSpec) -> dict[str, str]:
-        """The editor's environment minus `env.remove`, plus the agent's own env."""
-        return {**self.settings.base_env(self.environ), **dict(spec.env)}
+    def sign_in_env(self, agent: str) -> Mapping[str, str]:
+        return self.sign_in.env_for(agent)
 
-    async def _start_agent(self, slot: AgentSlot, spec: AgentSpec) -> AgentConnection:
-        slot.spec = spec
-        if spec.install_dir is not None and spec.registry_id is not None:
-            await self._install_first(slot, spec.registry_id)
-        cwd = self.workspace_root()
-        env = {**self.agent_env(spec), **self.sign_in.env_for(slot.name)}
-        conn = AgentConnection(
-            spec.argv,
-            cwd=cwd,
-            env=env,
-            max_line_bytes=self.settings.max_line_bytes,
-            max_input_bytes=self.settings.max_agent_input_bytes,
-            on_exit=lambda c: self._agent_exited(slot, c),
-            output_gate=self.editor_output,
-            name=slot.name,
-        )
-        self.agent_requests.register(conn, slot.name, env)
+    def wire(self, conn: AgentConnection, agent: str, env: Mapping[str, str]) -> None:
+        self.agent_requests.register(conn, agent, dict(env))
         self.questions.register(conn)
         conn.register({}, {"session/update": self.router.on_session_update})
         conn.look_ahead(self.router.look_ahead, self.follow.block_done)
-        conn.take_lines_first(self.router.output_lines(slot.name))
-        shown: set[str] = set()
-        conn.process.on_stderr_line = lambda line: self._agent_stderr(slot, conn, line, shown)
-        guard_sessions(conn, slot.name, self.registry.get)
-        slot.restart_key = self._restart_key(spec)
-        slot.conn = conn
-        self._status(slot, "starting")
-        try:
-            await asyncio.wait_for(conn.open(self.settings.protocol_version), AGENT_START_TIMEOUT)
-        except (AcpError, AgentStartError, OSError, TimeoutError) as exc:
-            detail = exc.message if isinstance(exc, AcpError) else str(exc) or type(exc).__name__
-            message = f"acpls: the agent {spec.name} could not start: {detail}"
-            if conn.process.returncode is not None or conn.process.failure:
-                message += f"\n{conn.exit_message()}"
-            slot.conn = None
-            await conn.close()
-            self._status(slot, "failed", message)
-            self.editor.show_message(ports.MESSAGE_ERROR, message)
-            raise CommandError(message, INTERNAL_ERROR) from exc
-        self._status(slot, "running")
-        self.catalog.auth_methods[spec.name] = list(conn.auth_methods)
-        return conn
-
-    async def _install_first(self, slot: AgentSlot, agent_id: str) -> None:
-        """A registry binary is downloaded and unpacked before its first start."""
-        try:
-            self._status(slot, "starting", f"installing {agent_id}")
-            await self.catalog.install(agent_id)
-        except AgentInstallError as exc:
-            message = f"acpls: the agent {agent_id} could not be installed: {exc}"
-            self._status(slot, "failed", message)
-            self.editor.show_message(ports.MESSAGE_ERROR, message)
-            raise CommandError(message, INTERNAL_ERROR) from exc
-
-    async def _stop_agent(self, slot: AgentSlot, conn: AgentConnection, reason: str | None) -> None:
-        if reason:
-            logger.info("stopping the agent %s: %s", slot.name, reason)
-        slot.conn = None
-        self.registry.close_all(f"the agent stopped ({reason or 'exited'})", agent=slot.name)
-        await conn.close()
-        await self.agent_requests.close_all(slot.name)
-        slot.state = "stopped"
-
-    def _agent_exited(self, slot: AgentSlot, conn: AgentConnection) -> None:
-        if conn is not slot.conn or self._closing:
-            return
-        message = f"acpls: the agent {slot.name} stopped: {conn.exit_message()}"
-        self._status(slot, "failed" if conn.process.failure else "exited", message)
-        self.editor.show_message(ports.MESSAGE_ERROR, message)
-        slot.conn = None
-        self.registry.close_all(message, agent=slot.name)
-        self.tasks.spawn(
-            f"release-client-terminals:{slot.name}", self.agent_requests.close_all(slot.name)
-        )
-
-    def _agent_stderr(
-        self, slot: AgentSlot, conn: AgentConnection, line: str, shown: set[str]
-    ) -> None:
-        """A sandbox failure the agent reports only on stderr (Codex sends no tool call for a
-        command its sandbox could not run) is shown, not left in the log: a message and a
-        `notice` in each of that agent's sessions, once per distinct line and at most a few per
-        agent process."""
-        problem = sandbox_problem(line)
-        if problem is None or problem in shown or len(shown) >= MAX_SANDBOX_NOTICES:
-            return
-        shown.add(problem)
-        name = slot.name
-        logger.warning("the agent %s reports a sandbox failure: %s", name, problem)
-        self.editor.show_message(
-            ports.MESSAGE_ERROR,
-            f"acpls: the agent {name} could not use its sandbox, so its commands or edits fail:"
-            f" {problem}",
-        )
-        if conn is not slot.conn:
-            return
-        for session in self.registry.of_agent(name):
-            self.router.send_update(
-                session,
-                {
-                    "sessionUpdate": "notice",
-                    "severity": "error",
-                    "title": f"{name}: sandbox failure",
-                    "description": problem,
-                },
-            )
-
-    def _status(self, slot: AgentSlot, state: str, message: str | None = None) -> None:
-        slot.state = state
-        if not self.editor.custom_mode:
-            return
-        conn = slot.conn
-        running = conn is not None and state == "running"
-        spec = slot.spec or self.settings.agent
-        self.editor.notify(
-            msg.AGENT_STATUS,
-            msg.AgentStatusParams(
-                state=state,
-                agent=slot.name,
-                command=spec.argv,
-                protocolVersion=conn.version if conn and running else None,
-                agentInfo=(conn.agent_info or None) if conn and running else None,
-                message=message,
-                canSteer=conn.can_steer if conn and running else None,
-                images=conn.prompt_capability("image") if conn and running else None,
-                default=slot.name == self.settings.agent.name,
-            ),
-        )
-
-    async def restart_agent(self, name: Any = None) -> None:
-        spec = self.agent_spec(name)
-        slot = self._slot(spec.name)
-        async with slot.lock:
-            if slot.conn is not None:
-                await self._stop_agent(slot, slot.conn, reason="restart requested")
-        await self.agent(spec.name)
-
-    def agents_running(self) -> list[dict[str, Any]]:
-        """Each agent acpls holds a process (or a failed start) for: name, state, sessions."""
-        out = []
-        for slot in self._slots.values():
-            if slot.spec is None:
-                continue
-            conn = slot.running
-            row: dict[str, Any] = {
-                "agent": slot.name,
-                "state": slot.state,
-                "default": slot.name == self.settings.agent.name,
-                "sessions": [s.id for s in self.registry.of_agent(slot.name)],
-            }
-            if conn is not None:
-                row["protocolVersion"] = conn.version
-                if conn.process.pid is not None:
-                    row["pid"] = conn.process.pid
-            out.append(row)
-        return out
+        conn.take_lines_first(self.router.output_lines(agent))
 
     # -- sessions --------------------------------------------------------------------------------
     def workspace_root(self) -> str:
@@ -458,8 +258,7 @@ class Hub:
 
     def connection_of(self, agent: str | None) -> AgentConnection | None:
         """The running process of `agent` (None: the default agent), or None; never starts one."""
-        slot = self._slots.get(agent or self.settings.agent.name)
-        return slot.running if slot is not None else None
+        return self.processes.running(agent)
 
     def adopt_session(
         self, session_id: str, cwd: str, response: dict[str, Any], conn: AgentConnection
@@ -582,7 +381,7 @@ class Hub:
         }
         if self.current_session_id:
             out["current"] = self.current_session_id
-        out["agents"] = self.agents_running()
+        out["agents"] = self.processes.listing()
         out["defaultAgent"] = self.settings.agent.name
         return out
 
@@ -759,14 +558,10 @@ class Hub:
 
     # -- shutdown --------------------------------------------------------------------------------
     async def aclose(self) -> None:
-        self._closing = True
         self.pump.close()
         self.follow.close()
         self.registry.close_all("acpls is shutting down")
-        conns = [slot.conn for slot in self._slots.values() if slot.conn is not None]
-        for slot in self._slots.values():
-            slot.conn = None
-        await asyncio.gather(*(conn.close() for conn in conns))
+        await self.processes.aclose()
         await self.agent_requests.aclose()
         await self.review.aclose()
         await self.checkpoints.aclose()
