@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -44,6 +45,7 @@ sys.path.insert(0, str(REPO))
 
 import pynvim  # noqa: E402
 from tests.agents import script_command  # noqa: E402
+from tests.nvim import conftest  # noqa: E402
 from tests.nvim.conftest import ACPLS, start_nvim  # noqa: E402
 
 from bench import results_md  # noqa: E402
@@ -53,6 +55,32 @@ LOAD_AGENT = REPO / "bench" / "load_agent.py"
 MARKER = "END-OF-OUTPUT-MARKER"
 TIMEOUT = 300.0  # every wait is bounded
 ALL_TARGETS = {"E1", "E2", "E3", "E4"}  # E5 comes with E4
+# For an A/B of the plugin in one sitting: the child Neovims load the plugin from this directory
+# (say a copy of an older neovim/) instead of this tree's.
+PLUGIN_DIR = os.environ.get("ACPLS_BENCH_NVIM_PLUGIN")
+# Opt-in, for diagnosis (it times every decode, so it is off for the recorded figures): count the
+# LSP client's JSON decodes that took over 2 ms of the editor's CPU during each E4 load.
+COUNT_DECODES = os.environ.get("ACPLS_BENCH_NVIM_DECODES") == "1"
+
+DECODE_COUNTER = """
+_G.BENCH_SLOW_DECODES = 0
+local decode = vim.json.decode
+local function cpu_ns()
+  local r = vim.uv.getrusage()
+  return (r.utime.sec + r.stime.sec) * 1e9 + (r.utime.usec + r.stime.usec) * 1e3
+end
+vim.json.decode = function(...)
+  local c0 = cpu_ns()
+  local value = decode(...)
+  if cpu_ns() - c0 > 2e6 then BENCH_SLOW_DECODES = BENCH_SLOW_DECODES + 1 end
+  return value
+end
+"""
+
+# The plugin's live Lua heap (MiB) once two full collections have freed what is garbage.
+LIVE_HEAP = (
+    "collectgarbage('collect'); collectgarbage('collect'); return collectgarbage('count') / 1024"
+)
 
 
 def log_file(path: Path, lines: int) -> Path:
@@ -276,6 +304,8 @@ def run_chat_load(tmp: Path, updates: int) -> dict[str, Any]:
             " BENCH_CPU = BENCH_CPU + BENCH_LAST - t0 end"
         )
         nvim.exec_lua(KEY_SETUP)
+        if COUNT_DECODES:
+            nvim.exec_lua(DECODE_COUNTER)
         start = time.monotonic()
         nvim.exec_lua(
             "_G.BENCH_T0 = vim.uv.hrtime(); require('acpls.chat').open_stored(BENCH_ROOT, BENCH_ID,"
@@ -294,6 +324,9 @@ def run_chat_load(tmp: Path, updates: int) -> dict[str, Any]:
         # When the last update reached the chat module (acpls, the pipe, the LSP client's
         # decoding and the plugin's dispatch): the rest of `seconds` is the chat drawing it.
         delivered = nvim.exec_lua("return (BENCH_LAST - BENCH_T0) / 1e9")
+        # After the clock: what the collector had to walk at the end of the load.
+        heap = nvim.exec_lua(LIVE_HEAP)
+        slow = nvim.exec_lua("return BENCH_SLOW_DECODES") if COUNT_DECODES else None
         # Baseline: the chat's own lines appended to a plain buffer, one call per update.
         base = nvim.exec_lua(
             """
@@ -316,7 +349,9 @@ def run_chat_load(tmp: Path, updates: int) -> dict[str, Any]:
             f" ({stats['ticks']} ticks, the longest {stats.get('max_tick_ns', 0) / 1e6:.1f} ms,"
             f" {stats.get('max_tick_cpu_ns', 0) / 1e6:.1f} ms CPU);"
             " typing in the prompt meanwhile:"
-            f" key p99 {p99(keys):.1f} ms, RPC p99 {p99(rtts):.1f} ms",
+            f" key p99 {p99(keys):.1f} ms, RPC p99 {p99(rtts):.1f} ms;"
+            f" Lua heap {heap:.1f} MiB live after it"
+            + (f"; {slow} decodes over 2 ms of CPU" if slow is not None else ""),
             flush=True,
         )
         return {
@@ -343,6 +378,9 @@ def main() -> int:
     parser.add_argument("--only", default="E1,E2,E3,E4", help="E5 comes with E4")
     args = parser.parse_args()
     compile_acpls()
+    if PLUGIN_DIR:
+        conftest.PLUGIN = Path(PLUGIN_DIR)
+        print(f"the plugin from {PLUGIN_DIR}", flush=True)
     runs = args.runs or (1 if args.quick else 3)
     only = set(args.only.split(","))
     load_at_start = results_md.load_average()
@@ -427,8 +465,9 @@ def main() -> int:
     results = REPO / "bench" / "results"
     results.mkdir(exist_ok=True)
     (results / "nvim-latest.txt").write_text("\n".join(lines_out) + "\n")
-    # A run of some targets (--only) leaves the recorded figures alone, as the VS Code part does.
-    if only >= ALL_TARGETS:
+    # A run of some targets (--only) leaves the recorded figures alone, as the VS Code part does;
+    # so does a run of another plugin (ACPLS_BENCH_NVIM_PLUGIN).
+    if only >= ALL_TARGETS and not PLUGIN_DIR:
         results_md.record_nvim(lines_out, runs=runs, quick=args.quick, load_at_start=load_at_start)
         print("written: bench/results/nvim-latest.txt and the Neovim block of bench/RESULTS.md")
     return 0 if all_ok else 1
