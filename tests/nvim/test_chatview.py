@@ -43,9 +43,9 @@ for row = 0, #lines - 1 do
 end
 -- Every block's first row, from the kept starts and summed afresh.
 local starts_ok, row = true, 0
-for _, b in ipairs(view.blocks) do
-  if view:row_of(b) ~= row then starts_ok = false end
-  row = row + b.nlines
+for i = 1, view.n do
+  if view:row_of(i) ~= row then starts_ok = false end
+  row = row + view.nlines[i]
 end
 table.sort(ranges, function(a, b) return a[1] < b[1] end)
 local from, to, around = view:folds_around(math.max(0, #lines - 3), #lines)
@@ -232,3 +232,84 @@ def test_the_chat_buffer_written_in_batches_equals_the_view(plain_nvim, seq):
     assert result["lines"] == result["mirror"]
     assert result["lines"] == result["view_lines"]
     assert result["groups"] == result["mirror_groups"]
+
+
+CHUNKED = """
+local n = ...
+local cv = require('acpls.chatview')
+local streamed, whole = cv.new(), cv.new()
+local pieces = {}
+for i = 1, n do
+  local text = ('part %d%s'):format(i, i % 7 == 0 and '\\nnext ' or ' ')
+  pieces[i] = text
+  streamed:apply({sessionUpdate = 'message_chunk', role = 'thought', messageId = 'm',
+                  content = {type = 'text', text = text}})
+end
+local text = table.concat(pieces)
+whole:apply({sessionUpdate = 'message', role = 'thought', messageId = 'm',
+             content = {{type = 'text', text = text}}})
+-- A message that came whole, then chunks: its last line is rendered once, when the first comes.
+local lines = {}
+local later = cv.new()
+cv.apply_edits(lines, later:apply({sessionUpdate = 'message', role = 'user', messageId = 'u',
+                                   content = {{type = 'text', text = 'a\\nb'}, {type = 'text', text = 'c'}}}))
+cv.apply_edits(lines, later:apply({sessionUpdate = 'message_chunk', role = 'user', messageId = 'u',
+                                   content = {type = 'text', text = 'd\\ne'}}))
+cv.apply_edits(lines, later:apply({sessionUpdate = 'message_chunk', role = 'user', messageId = 'u',
+                                   content = {type = 'text', text = 'f'}}))
+local _, said = later:user_message_at(later:line_count() - 1)
+local block, start = later:block_at(later:line_count() - 1)
+return {streamed = streamed:render_all(), whole = whole:render_all(),
+        folds = streamed:all_folds(), whole_folds = whole:all_folds(),
+        lines = lines, rendered = later:render_all(), said = said,
+        block = block, start = start}
+"""
+
+
+def test_a_message_from_many_chunks_equals_the_same_text_sent_whole(plain_nvim):
+    """A streamed message keeps its chunks in a list (no copy of the whole text per chunk): its
+    lines, folds and text are those of the same text in one `message`."""
+    r = plain_nvim.exec_lua(CHUNKED, 500)
+    assert r["streamed"] == r["whole"]
+    assert r["folds"] == r["whole_folds"] and len(r["folds"]) == 1
+    assert r["lines"] == r["rendered"] == ["", "## You", "", "a", "bcd", "ef"]
+    assert r["said"] == "a\nbcd\nef"
+    assert r["block"] == {"index": 4, "kind": "message", "role": "user", "nlines": 4}
+    assert r["start"] == 2
+
+
+TABLES_KEPT = """
+local path = ...
+local cv = require('acpls.chatview')
+local view = cv.new()
+for i = 0, 1999 do
+  local k = i % 4
+  if k == 2 then
+    view:apply({sessionUpdate = 'tool_call', toolCall = {toolCallId = 'c' .. i, title = 'Read ' .. i,
+                kind = 'read', status = 'completed', content = {}, locations = {}}})
+  else
+    local role = ({[0] = 'user', [1] = 'thought', [3] = 'agent'})[k]
+    view:apply({sessionUpdate = 'message', role = role, messageId = 'm' .. i,
+                content = {{type = 'text', text = role .. ' ' .. i .. '\\nline'}}})
+  end
+end
+-- Tables reachable from the view.
+local seen, count = {}, 0
+local function walk(v)
+  if type(v) ~= 'table' or seen[v] then return end
+  seen[v] = true
+  count = count + 1
+  for k, x in pairs(v) do walk(k); walk(x) end
+end
+walk(view)
+return {count = count, blocks = view.n}
+"""
+
+
+def test_the_view_keeps_no_table_per_message_tool_call_or_heading(plain_nvim):
+    """The collector walks what the view keeps (bench/README.md, E5): 2,000 replayed messages and
+    tool calls (with their headings) leave the view's columns, maps and a few shared tables, not
+    a table per block, per message's parts or per decoded tool call."""
+    r = plain_nvim.exec_lua(TABLES_KEPT)
+    assert r["blocks"] == 2 + 2000 + 1000
+    assert r["count"] < 60

@@ -4,7 +4,7 @@
 -- [first, last) with `lines`) that the chat module applies to its buffer, so a streamed chunk costs
 -- one small edit instead of a redraw of the whole chat. The view is a list of blocks; each block knows
 -- how many lines it has, so a block's position is the sum of the blocks before it. Those sums are
--- kept (`block.start`, valid for the first `valid_upto` blocks) and the total too, so an edit near
+-- kept (`start[i]`, valid for the first `valid_upto` blocks) and the total too, so an edit near
 -- the end (almost all of them: streamed text, new blocks) costs O(1) however long the chat is.
 local M = {}
 
@@ -86,10 +86,30 @@ function M.state_label(state)
   return state_labels[state] or tostring(state)
 end
 
+-- The blocks are kept as columns: one array per field, a block being its index (1, 2, ...), and
+-- a message's text as one string (an array of its chunks while it streams). A table per block,
+-- per message's parts and per tool call kept ~1 KB of Lua heap an update (19 MiB after a 20,000-
+-- update load), and LuaJIT's collector walks all of it in steps taken inside whatever allocates
+-- next: JSON decoding of the next updates, ahead of the user's keys (bench/README.md, E5).
 function M.new()
   local self = setmetatable({
-    blocks = {}, ---@type table[]
-    by_key = {}, ---@type table<string, table>
+    n = 0, -- blocks
+    kind = {}, ---@type string[] header, plan, heading, message, tool, note, compaction
+    nlines = {}, ---@type integer[]
+    start = {}, ---@type integer[] first row, right for blocks 1..valid_upto
+    role = {}, ---@type table<integer, string> message: user, agent or thought
+    text = {}, ---@type table<integer, string|string[]> message: its text, or its chunks in order
+    last = {}, ---@type table<integer, string> message: its last line as rendered (nil: not kept)
+    static = {}, ---@type table<integer, string[]> heading, note, compaction: their lines
+    head = {}, ---@type table<integer, string> tool: its line (icon, kind, title, status)
+    head_hl = {}, ---@type table<integer, string>
+    body = {}, ---@type table<integer, table> tool: its locations and content, when it has any
+    children = {}, ---@type table<integer, table[]> tool: its sub-agent's calls
+    children_row = {}, ---@type table<integer, integer> tool: the row of their summary in it
+    by_msg = {}, ---@type table<string, integer> messageId (or role) -> block
+    by_tool = {}, ---@type table<string, integer|table> toolCallId -> block, or a sub-agent's call
+    by_key = {}, ---@type table<string, integer> header, plan, compaction:<id> -> block
+    plan_entries = {},
     session = {
       modes = nil,
       configOptions = nil,
@@ -103,100 +123,96 @@ function M.new()
     },
     last_role = nil, ---@type string? role of the most recent item block (for headings)
     total = 0, -- lines of all blocks
-    valid_upto = 0, -- blocks[1..valid_upto].start are right
+    valid_upto = 0, -- start[1..valid_upto] are right
   }, View)
-  self:_add({ key = 'header', kind = 'header', nlines = 0 })
-  self:_add({ key = 'plan', kind = 'plan', nlines = 0, entries = {} })
+  self.by_key.header = self:_add('header')
+  self.by_key.plan = self:_add('plan')
   return self
 end
 
-function View:_add(block)
-  local n = #self.blocks
-  table.insert(self.blocks, block)
-  block.index = n + 1
-  block.nlines = block.nlines or 0
-  if self.valid_upto == n then
-    block.start = self.total
-    self.valid_upto = n + 1
+-- A new block of no lines at the end; its index.
+function View:_add(kind)
+  local i = self.n + 1
+  self.n = i
+  self.kind[i], self.nlines[i] = kind, 0
+  if self.valid_upto == i - 1 then
+    self.start[i] = self.total
+    self.valid_upto = i
   end
-  self.total = self.total + block.nlines
-  if block.key then
-    self.by_key[block.key] = block
-  end
-  return block
+  return i
 end
 
 -- A block's line count changed: the blocks after it start elsewhere now.
-function View:_set_nlines(block, n)
-  local delta = n - block.nlines
+function View:_set_nlines(i, n)
+  local delta = n - self.nlines[i]
   if delta ~= 0 then
-    block.nlines = n
+    self.nlines[i] = n
     self.total = self.total + delta
-    if block.index < self.valid_upto then
-      self.valid_upto = block.index
+    if i < self.valid_upto then
+      self.valid_upto = i
     end
   end
 end
 
---- Row where `block` starts.
-function View:row_of(block)
-  local blocks = self.blocks
-  if block.index > self.valid_upto then
-    local i = self.valid_upto
-    if i == 0 then
-      blocks[1].start = 0
-      i = 1
+--- Row where block `i` starts.
+function View:row_of(i)
+  local start, nlines = self.start, self.nlines
+  if i > self.valid_upto then
+    local j = self.valid_upto
+    if j == 0 then
+      start[1] = 0
+      j = 1
     end
-    for j = i + 1, block.index do
-      local prev = blocks[j - 1]
-      blocks[j].start = prev.start + prev.nlines
+    for k = j + 1, i do
+      start[k] = start[k - 1] + nlines[k - 1]
     end
-    self.valid_upto = block.index
+    self.valid_upto = i
   end
-  return block.start
+  return start[i]
 end
 
 --- The block at 0-based `row` (any kind) and its first row, by binary search; nil past the end.
 function View:any_block_at(row)
-  local blocks = self.blocks
-  if row < 0 or row >= self.total or #blocks == 0 then
+  local n, start, nlines = self.n, self.start, self.nlines
+  if row < 0 or row >= self.total or n == 0 then
     return nil
   end
-  self:row_of(blocks[#blocks])
-  local lo, hi = 1, #blocks
+  self:row_of(n)
+  local lo, hi = 1, n
   while lo < hi do
     local mid = math.floor((lo + hi + 1) / 2)
-    if blocks[mid].start <= row then
+    if start[mid] <= row then
       lo = mid
     else
       hi = mid - 1
     end
   end
   -- Blocks of no lines share their start with the next one: take the one that has the row.
-  while lo < #blocks and blocks[lo].nlines == 0 do
+  while lo < n and nlines[lo] == 0 do
     lo = lo + 1
   end
-  return blocks[lo], blocks[lo].start
+  return lo, start[lo]
 end
 
---- The rows (0-based, inclusive) `block` folds when it starts at `start`: a thought's text, a tool
---- call's sub-agent calls; nil for any other block.
-function View:fold_rows(block, start)
-  if block.kind == 'message' and block.role == 'thought' and block.nlines > 1 then
-    return start + 1, start + block.nlines - 1
-  elseif block.kind == 'tool' and block.children_row then
-    return start + block.children_row, start + block.nlines - 1
+--- The rows (0-based, inclusive) block `i` folds when it starts at `start`: a thought's text, a
+--- tool call's sub-agent calls; nil for any other block.
+function View:fold_rows(i, start)
+  local kind, n = self.kind[i], self.nlines[i]
+  if kind == 'message' and self.role[i] == 'thought' and n > 1 then
+    return start + 1, start + n - 1
+  elseif kind == 'tool' and self.children_row[i] then
+    return start + self.children_row[i], start + n - 1
   end
   return nil
 end
 
 --- The fold level of 0-based `row` as a foldexpr would give it ('>1', '1' or '0').
 function View:fold_level(row)
-  local b, start = self:any_block_at(row)
-  if not b then
+  local i, start = self:any_block_at(row)
+  if not i then
     return '0'
   end
-  local first, last = self:fold_rows(b, start)
+  local first, last = self:fold_rows(i, start)
   if not first then
     return '0'
   elseif row == first then
@@ -214,32 +230,31 @@ end
 ---@param appended boolean?
 ---@return integer from, integer to, table[] folds
 function View:folds_around(lo, hi, appended)
-  local blocks, folds = self.blocks, {}
+  local folds, start, nlines = {}, self.start, self.nlines
   if self.total == 0 then
     return 0, 0, folds
   end
-  local i = self:any_block_at(math.max(0, math.min(lo, self.total - 1))).index
+  local i = self:any_block_at(math.max(0, math.min(lo, self.total - 1)))
   if not appended then
     i = i - 1
-    while i > 1 and blocks[i].nlines == 0 do
+    while i > 1 and nlines[i] == 0 do
       i = i - 1
     end
   end
   i = math.max(i, 1)
-  local from, to, below = blocks[i].start, blocks[i].start, 0
-  for j = i, #blocks do
-    local b = blocks[j]
-    if b.start >= hi and b.nlines > 0 then
+  local from, to, below = start[i], start[i], 0
+  for j = i, self.n do
+    if start[j] >= hi and nlines[j] > 0 then
       below = below + 1
       if below > 1 then
         break
       end
     end
-    local first, last = self:fold_rows(b, b.start)
+    local first, last = self:fold_rows(j, start[j])
     if first then
       table.insert(folds, { first, last })
     end
-    to = b.start + b.nlines
+    to = start[j] + nlines[j]
   end
   return from, to, folds
 end
@@ -247,14 +262,20 @@ end
 --- Every fold ({first, last}, 0-based rows), top down.
 function View:all_folds()
   local folds, row = {}, 0
-  for _, b in ipairs(self.blocks) do
-    local first, last = self:fold_rows(b, row)
+  for i = 1, self.n do
+    local first, last = self:fold_rows(i, row)
     if first then
       table.insert(folds, { first, last })
     end
-    row = row + b.nlines
+    row = row + self.nlines[i]
   end
   return folds
+end
+
+-- A message's text, whole.
+function View:_text(i)
+  local t = self.text[i]
+  return type(t) == 'table' and table.concat(t) or t or ''
 end
 
 --- The user message at or above 0-based `row`: its ordinal among the user messages (the turn it
@@ -264,33 +285,29 @@ end
 ---@return string? text
 function View:user_message_at(row)
   local start, n, found, text = 0, 0, nil, nil
-  for _, b in ipairs(self.blocks) do
+  for i = 1, self.n do
     if start > row then
       break
     end
-    if b.kind == 'message' and b.role == 'user' then
+    if self.kind[i] == 'message' and self.role[i] == 'user' then
       n = n + 1
-      found, text = n, table.concat(b.parts or {}, '')
+      found, text = n, self:_text(i)
     end
-    start = start + b.nlines
+    start = start + self.nlines[i]
   end
   return found, text
 end
 
---- The message or tool call at 0-based `row` and its first row; nil on anything else.
+--- The message or tool call at 0-based `row` ({index, kind, role, nlines}) and its first row; nil
+--- on anything else.
 ---@param row integer
 function View:block_at(row)
-  local start = 0
-  for _, b in ipairs(self.blocks) do
-    if row < start + b.nlines then
-      if b.kind == 'message' or b.kind == 'tool' then
-        return b, start
-      end
-      return nil
-    end
-    start = start + b.nlines
+  local i, start = self:any_block_at(row)
+  local kind = i and self.kind[i]
+  if kind ~= 'message' and kind ~= 'tool' then
+    return nil
   end
-  return nil
+  return { index = i, kind = kind, role = self.role[i], nlines = self.nlines[i] }, start
 end
 
 function View:line_count()
@@ -300,26 +317,21 @@ end
 -- Blocks whose lines come from their state; the others keep the lines they were given.
 local rendered_kinds = { header = true, plan = true, message = true, tool = true }
 
--- Replace all lines of `block` with `lines` (and highlights), returning the edit.
-function View:_replace(block, lines, hls)
-  if not rendered_kinds[block.kind] then
-    block.static = lines
+-- Replace all lines of block `i` with `lines` (and highlights), returning the edit.
+function View:_replace(i, lines, hls)
+  if not rendered_kinds[self.kind[i]] then
+    self.static[i] = lines
   end
-  local first = self:row_of(block)
-  local edit = { first = first, last = first + block.nlines, lines = lines, hls = hls or {} }
-  self:_set_nlines(block, #lines)
+  local first = self:row_of(i)
+  local edit = { first = first, last = first + self.nlines[i], lines = lines, hls = hls or {} }
+  self:_set_nlines(i, #lines)
   return edit
 end
 
--- Appends a new block at the end, returning the edit.
-function View:_append(block, lines, hls)
-  if not rendered_kinds[block.kind] then
-    block.static = lines
-  end
-  local first = self:line_count()
-  block.nlines = #lines
-  self:_add(block)
-  return { first = first, last = first, lines = lines, hls = hls or {} }
+-- Appends a new block of `kind` at the end; returns the edit and the block.
+function View:_append(kind, lines, hls)
+  local i = self:_add(kind)
+  return self:_replace(i, lines, hls), i
 end
 
 ---------------------------------------------------------------------------------------------------
@@ -353,12 +365,13 @@ function View:render_header()
   return lines, { { 0, 'AcplsChatUser' }, { 1, 'AcplsChatMeta' } }
 end
 
-function View:render_plan(block)
-  if #block.entries == 0 then
+function View:render_plan()
+  local entries = self.plan_entries
+  if #entries == 0 then
     return {}, {}
   end
   local lines, hls = { '', '## Plan' }, { { 1, 'AcplsChatUser' } }
-  for _, e in ipairs(block.entries) do
+  for _, e in ipairs(entries) do
     local status = str(e.status) or 'pending'
     local mark = plan_marks[status] or ('[' .. status .. ']')
     local prio = e.priority == 'high' and ' (!)' or ''
@@ -373,14 +386,15 @@ local function message_prefix(role)
   return role == 'thought' and '> ' or ''
 end
 
-function View:render_message(block)
-  local prefix = message_prefix(block.role)
-  local thought = block.role == 'thought'
+function View:render_message(i)
+  local role = self.role[i]
+  local prefix = message_prefix(role)
+  local thought = role == 'thought'
   local lines, hls = { '' }, {}
   if thought then
     lines[2], hls[1] = '> _Thinking_', { 1, 'AcplsChatThought' }
   end
-  for _, l in ipairs(split(table.concat(block.parts))) do
+  for _, l in ipairs(split(self:_text(i))) do
     local n = #lines
     lines[n + 1] = prefix .. l
     if thought then
@@ -453,7 +467,8 @@ end
 
 local finished = { completed = true, failed = true, cancelled = true }
 
--- One line for a tool call: icon, kind, title, status.
+
+-- One line for a tool call: icon, kind, title, status; and its highlight group.
 local function tool_line(tc, prefix)
   local status = str(tc.status) or 'pending'
   local icon = M.status_icons[status] or '◐'
@@ -462,30 +477,47 @@ local function tool_line(tc, prefix)
   return ('%s%s %s · %s · %s'):format(prefix, icon, kind, title, status), status_hl[status] or 'AcplsToolRunning'
 end
 
-function View:render_tool(block, terminal_info)
-  local tc = block.toolCall
+local function nonempty(list)
+  return type(list) == 'table' and next(list) ~= nil and list or nil
+end
+
+-- Keep of tool call `tc` what block `i` shows: its line, and its locations and content when it
+-- has any (a terminal's line is rendered anew when the terminal changes); not the decoded table.
+function View:_set_tool(i, tc)
   -- A sub-agent's tool call whose parent is not in this chat stands alone, marked.
-  local head, head_hl = tool_line(tc, tc.parentToolCallId ~= nil and '  ↳ ' or '')
-  local lines = { '', head }
-  local hls = { { 1, head_hl } }
-  for _, loc in ipairs(type(tc.locations) == 'table' and tc.locations or {}) do
+  self.head[i], self.head_hl[i] = tool_line(tc, tc.parentToolCallId ~= nil and '  ↳ ' or '')
+  local locations, content = nonempty(tc.locations), nonempty(tc.content)
+  self.body[i] = (locations or content) and { locations = locations, content = content } or nil
+end
+
+-- A sub-agent's tool call, shown in its parent's block: its line and whether it is running.
+local function set_child(child, tc)
+  child.line, child.hl = tool_line(tc, '    ↳ ')
+  child.running = not finished[str(tc.status) or 'pending']
+end
+
+function View:render_tool(i, terminal_info)
+  local lines = { '', self.head[i] }
+  local hls = { { 1, self.head_hl[i] } }
+  local body = self.body[i] or {}
+  for _, loc in ipairs(body.locations or {}) do
     if type(loc) == 'table' and str(loc.path) then
       local line = type(loc.line) == 'number' and (':' .. loc.line) or ''
       table.insert(lines, ('  → %s%s'):format(loc.path, line))
       table.insert(hls, { #lines - 1, 'AcplsChatMeta' })
     end
   end
-  for _, item in ipairs(type(tc.content) == 'table' and tc.content or {}) do
+  for _, item in ipairs(body.content or {}) do
     vim.list_extend(lines, tool_content_lines(item, terminal_info))
   end
   -- Its sub-agent's tool calls, nested under it: a summary line, then one line each (folded,
   -- see View:subagent_ranges).
-  local children = block.children or {}
-  block.children_row = nil
+  local children = self.children[i] or {}
+  self.children_row[i] = nil
   if #children > 0 then
     local running = 0
     for _, child in ipairs(children) do
-      if not finished[str(child.toolCall.status) or 'pending'] then
+      if child.running then
         running = running + 1
       end
     end
@@ -496,11 +528,10 @@ function View:render_tool(block, terminal_info)
     )
     table.insert(lines, summary)
     table.insert(hls, { #lines - 1, 'AcplsChatMeta' })
-    block.children_row = #lines - 1
+    self.children_row[i] = #lines - 1
     for _, child in ipairs(children) do
-      local line, hl = tool_line(child.toolCall, '    ↳ ')
-      table.insert(lines, line)
-      table.insert(hls, { #lines - 1, hl })
+      table.insert(lines, child.line)
+      table.insert(hls, { #lines - 1, child.hl })
     end
   end
   return lines, hls
@@ -509,76 +540,96 @@ end
 ---------------------------------------------------------------------------------------------------
 -- Updates.
 
-local function role_heading(role)
-  if role == 'user' then
-    return '## You'
-  end
-  return '## Agent'
-end
+-- A heading's lines and highlights never change: one table each, shared by every heading.
+local headings = {
+  user = { lines = { '', '## You' }, hls = { { 1, 'AcplsChatUser' } } },
+  agent = { lines = { '', '## Agent' }, hls = { { 1, 'AcplsChatAgent' } } },
+}
 
 -- Before an item of `role` ('user' or 'agent'), add a heading when the speaker changes.
 function View:_heading(role, edits)
   local side = role == 'user' and 'user' or 'agent'
   if self.last_role ~= side then
     self.last_role = side
-    local hl = side == 'user' and 'AcplsChatUser' or 'AcplsChatAgent'
-    table.insert(edits, self:_append({ kind = 'heading' }, { '', role_heading(side) }, { { 1, hl } }))
+    local h = headings[side]
+    table.insert(edits, (self:_append('heading', h.lines, h.hls)))
   end
 end
 
 -- The user's own prompt is shown as soon as it is sent; the first user message the agent echoes in
 -- that turn takes its place instead of showing the prompt twice.
 function View:_adopt_user(id, role)
-  local block = self.pending_user
-  if role ~= 'user' or not block then
+  local i = self.pending_user
+  if role ~= 'user' or not i then
     return nil
   end
   self.pending_user = nil
-  self.by_key[id] = block
-  block.key = id
-  block.parts = {}
-  return block
+  self.by_msg[id] = i
+  return i
+end
+
+-- Render message `i` (its text just set) into the edits, in place; its last line is kept for the
+-- chunks that may follow (`streamed`), not for a message that came whole.
+function View:_render_message_edit(i, edits, streamed)
+  local lines, hls = self:render_message(i)
+  self.last[i] = streamed and lines[#lines] or nil
+  table.insert(edits, self:_replace(i, lines, hls))
+end
+
+-- A new message block at the end, after its heading.
+function View:_new_message(id, role, text, edits, streamed)
+  self:_heading(role, edits)
+  local i = self:_add('message')
+  self.role[i], self.text[i] = role, text
+  if id then
+    self.by_msg[id] = i
+  end
+  self:_render_message_edit(i, edits, streamed)
+  return i
 end
 
 function View:_message_chunk(u, edits)
   local role = str(u.role) or 'agent'
-  local id = 'msg:' .. tostring(u.messageId or role)
+  local id = tostring(u.messageId or role)
   local text = M.content_text(u.content)
-  local block = self.by_key[id]
-  if not block then
-    block = self:_adopt_user(id, role)
-    if block then
-      block.parts = { text }
-      local lines, hls = self:render_message(block)
-      block.rendered_last = lines[#lines]
-      table.insert(edits, self:_replace(block, lines, hls))
+  local i = self.by_msg[id]
+  if not i then
+    i = self:_adopt_user(id, role)
+    if i then
+      self.text[i] = text
+      self:_render_message_edit(i, edits, true)
       return
     end
-    self:_heading(role, edits)
-    block = { key = id, kind = 'message', role = role, parts = { text } }
-    local lines, hls = self:render_message(block)
-    block.rendered_last = lines[#lines]
-    table.insert(edits, self:_append(block, lines, hls))
+    self:_new_message(id, role, text, edits, true)
     return
   end
-  table.insert(block.parts, text)
+  -- The block's last line before the chunk: not kept for a message that came whole (rendered
+  -- once, here, when a chunk follows it).
+  local last = self.last[i] or (self:render_message(i))[self.nlines[i]]
+  -- The text grows as a list of its chunks (no copy of the whole text per chunk).
+  local t = self.text[i]
+  if type(t) == 'table' then
+    t[#t + 1] = text
+  else
+    self.text[i] = { t or '', text }
+  end
   -- Fast path: only the block's last line and the new ones change. The block keeps the role it was
   -- created with (a later chunk naming another role for the same message does not restyle it).
-  role = block.role
+  role = self.role[i]
   local pieces = split(text)
   local prefix = message_prefix(role)
-  local first = self:row_of(block) + block.nlines - 1
-  local lines, hls = { block.rendered_last .. pieces[1] }, {}
-  for i = 2, #pieces do
-    table.insert(lines, prefix .. pieces[i])
+  local first = self:row_of(i) + self.nlines[i] - 1
+  local lines, hls = { last .. pieces[1] }, {}
+  for k = 2, #pieces do
+    table.insert(lines, prefix .. pieces[k])
   end
   if role == 'thought' then
-    for i = 1, #lines do
-      table.insert(hls, { i - 1, 'AcplsChatThought' })
+    for k = 1, #lines do
+      table.insert(hls, { k - 1, 'AcplsChatThought' })
     end
   end
-  block.rendered_last = lines[#lines]
-  self:_set_nlines(block, block.nlines + #lines - 1)
+  self.last[i] = lines[#lines]
+  self:_set_nlines(i, self.nlines[i] + #lines - 1)
   table.insert(edits, { first = first, last = first + 1, lines = lines, hls = hls })
 end
 
@@ -587,85 +638,75 @@ end
 ---@return table[] edits
 function View:user_prompt(text)
   local edits = {}
-  self:_heading('user', edits)
-  local block = { key = nil, kind = 'message', role = 'user', parts = { text } }
-  local lines, hls = self:render_message(block)
-  block.rendered_last = lines[#lines]
-  table.insert(edits, self:_append(block, lines, hls))
-  self.pending_user = block
+  self.pending_user = self:_new_message(nil, 'user', text, edits, true)
   return edits
 end
 
 function View:_message(u, edits)
   local role = str(u.role) or 'agent'
-  local id = 'msg:' .. tostring(u.messageId or role)
-  local parts = {}
-  for _, c in ipairs(type(u.content) == 'table' and u.content or {}) do
-    table.insert(parts, M.content_text(c))
+  local id = tostring(u.messageId or role)
+  local content = type(u.content) == 'table' and u.content or {}
+  local text
+  if #content == 1 then
+    text = M.content_text(content[1]) -- the decoded string itself: no copy
+  else
+    local parts = {}
+    for k, c in ipairs(content) do
+      parts[k] = M.content_text(c)
+    end
+    text = table.concat(parts)
   end
-  local block = self.by_key[id] or self:_adopt_user(id, role)
-  if not block then
-    self:_heading(role, edits)
-    block = { key = id, kind = 'message', role = role, parts = parts }
-    local lines, hls = self:render_message(block)
-    block.rendered_last = lines[#lines]
-    table.insert(edits, self:_append(block, lines, hls))
+  local i = self.by_msg[id] or self:_adopt_user(id, role)
+  if not i then
+    self:_new_message(id, role, text, edits)
     return
   end
-  block.parts = parts
-  local lines, hls = self:render_message(block)
-  block.rendered_last = lines[#lines]
-  table.insert(edits, self:_replace(block, lines, hls))
+  self.text[i] = text
+  self:_render_message_edit(i, edits)
 end
 
 function View:_tool_call(u, edits, terminal_info)
   local tc = type(u.toolCall) == 'table' and u.toolCall or {}
-  local id = 'tool:' .. tostring(tc.toolCallId)
-  local block = self.by_key[id]
-  if block and block.kind == 'subagent_call' then
+  local id = tostring(tc.toolCallId)
+  local found = self.by_tool[id]
+  if type(found) == 'table' then
     -- A sub-agent's call lives in its parent's block: re-render the parent.
-    block.toolCall = tc
-    local parent = block.parent
+    set_child(found, tc)
+    local lines, hls = self:render_tool(found.parent, terminal_info)
+    table.insert(edits, self:_replace(found.parent, lines, hls))
+    return
+  end
+  local parent = tc.parentToolCallId ~= nil and self.by_tool[tostring(tc.parentToolCallId)] or nil
+  if not found and type(parent) == 'number' then
+    local child = { parent = parent }
+    set_child(child, tc)
+    self.by_tool[id] = child
+    self.children[parent] = self.children[parent] or {}
+    table.insert(self.children[parent], child)
     local lines, hls = self:render_tool(parent, terminal_info)
     table.insert(edits, self:_replace(parent, lines, hls))
     return
   end
-  local parent = tc.parentToolCallId ~= nil and self.by_key['tool:' .. tostring(tc.parentToolCallId)] or nil
-  if not block and parent and parent.kind == 'tool' then
-    local child = { kind = 'subagent_call', toolCall = tc, parent = parent }
-    self.by_key[id] = child
-    parent.children = parent.children or {}
-    table.insert(parent.children, child)
-    local lines, hls = self:render_tool(parent, terminal_info)
-    table.insert(edits, self:_replace(parent, lines, hls))
-    return
-  end
-  if not block then
+  if not found then
     self:_heading('agent', edits)
-    block = { key = id, kind = 'tool', toolCall = tc }
-    local lines, hls = self:render_tool(block, terminal_info)
-    table.insert(edits, self:_append(block, lines, hls))
-    return
+    found = self:_add('tool')
+    self.by_tool[id] = found
   end
-  block.toolCall = tc
-  local lines, hls = self:render_tool(block, terminal_info)
-  table.insert(edits, self:_replace(block, lines, hls))
+  self:_set_tool(found, tc)
+  local lines, hls = self:render_tool(found, terminal_info)
+  table.insert(edits, self:_replace(found, lines, hls))
 end
 
 --- A line of text at the end of the chat (notices, turn ends, errors).
 ---@param lines string[]
 ---@param hl string?
 function View:note(lines, hl)
-  local hls = {}
-  for i = 1, #lines do
-    table.insert(hls, { i - 1, hl or 'AcplsChatMeta' })
+  local all, hls = { '' }, {}
+  for k, l in ipairs(lines) do
+    all[k + 1] = l
+    hls[k] = { k, hl or 'AcplsChatMeta' }
   end
-  local all = { '' }
-  vim.list_extend(all, lines)
-  for _, h in ipairs(hls) do
-    h[1] = h[1] + 1
-  end
-  return { self:_append({ kind = 'note' }, all, hls) }
+  return { (self:_append('note', all, hls)) }
 end
 
 --- The turn ended: note why, and stop waiting for the agent to echo the prompt.
@@ -686,18 +727,37 @@ end
 --- Re-render the tool calls that show terminal `terminal_id` (its command or exit changed).
 function View:refresh_terminal(terminal_id, terminal_info)
   local edits = {}
-  for _, block in ipairs(self.blocks) do
-    if block.kind == 'tool' then
-      for _, item in ipairs(type(block.toolCall.content) == 'table' and block.toolCall.content or {}) do
-        if type(item) == 'table' and item.type == 'terminal' and tostring(item.terminalId) == terminal_id then
-          local lines, hls = self:render_tool(block, terminal_info)
-          table.insert(edits, self:_replace(block, lines, hls))
-          break
-        end
+  for i = 1, self.n do
+    local body = self.kind[i] == 'tool' and self.body[i]
+    for _, item in ipairs(body and body.content or {}) do
+      if type(item) == 'table' and item.type == 'terminal' and tostring(item.terminalId) == terminal_id then
+        local lines, hls = self:render_tool(i, terminal_info)
+        table.insert(edits, self:_replace(i, lines, hls))
+        break
       end
     end
   end
   return edits
+end
+
+-- A compaction of the agent's context: one block per compaction, its status updated in place.
+function View:_compaction(u, edits)
+  local id = 'compaction:' .. tostring(u.compactionId)
+  local lines = { '', ('> _context compaction: %s_'):format(tostring(u.status or '?')) }
+  if str(u.summary) then
+    for _, l in ipairs(split(u.summary)) do
+      table.insert(lines, '> ' .. l)
+    end
+  end
+  local i = self.by_key[id]
+  local hls = { { 1, 'AcplsChatMeta' } }
+  if i then
+    table.insert(edits, self:_replace(i, lines, hls))
+  else
+    local edit
+    edit, self.by_key[id] = self:_append('compaction', lines, hls)
+    table.insert(edits, edit)
+  end
 end
 
 --- Apply one normalised session update.
@@ -716,10 +776,9 @@ function View:apply(u, terminal_info)
   elseif kind == 'tool_call' then
     self:_tool_call(u, edits, terminal_info)
   elseif kind == 'plan' then
-    local block = self.by_key.plan
-    block.entries = type(u.entries) == 'table' and u.entries or {}
-    local lines, hls = self:render_plan(block)
-    table.insert(edits, self:_replace(block, lines, hls))
+    self.plan_entries = type(u.entries) == 'table' and u.entries or {}
+    local lines, hls = self:render_plan()
+    table.insert(edits, self:_replace(self.by_key.plan, lines, hls))
   elseif kind == 'available_commands' then
     s.availableCommands = type(u.availableCommands) == 'table' and u.availableCommands or {}
   elseif kind == 'modes' then
@@ -753,20 +812,7 @@ function View:apply(u, terminal_info)
     end
     vim.list_extend(edits, self:note(lines, 'AcplsChatNotice'))
   elseif kind == 'compaction' then
-    local id = 'compaction:' .. tostring(u.compactionId)
-    local lines = { '', ('> _context compaction: %s_'):format(tostring(u.status or '?')) }
-    if str(u.summary) then
-      for _, l in ipairs(split(u.summary)) do
-        table.insert(lines, '> ' .. l)
-      end
-    end
-    local block = self.by_key[id]
-    local hls = { { 1, 'AcplsChatMeta' } }
-    if block then
-      table.insert(edits, self:_replace(block, lines, hls))
-    else
-      table.insert(edits, self:_append({ key = id, kind = 'compaction' }, lines, hls))
-    end
+    self:_compaction(u, edits)
   elseif kind == 'auto_permission' then
     local tc = type(u.toolCall) == 'table' and u.toolCall or {}
     vim.list_extend(
@@ -793,18 +839,18 @@ end
 function View:render_all(terminal_info)
   terminal_info = terminal_info or function() end
   local out = {}
-  for _, b in ipairs(self.blocks) do
-    local lines
-    if b.kind == 'header' then
-      lines = b.nlines > 0 and self:render_header() or {}
-    elseif b.kind == 'plan' then
-      lines = self:render_plan(b)
-    elseif b.kind == 'message' then
-      lines = self:render_message(b)
-    elseif b.kind == 'tool' then
-      lines = self:render_tool(b, terminal_info)
+  for i = 1, self.n do
+    local kind, lines = self.kind[i], nil
+    if kind == 'header' then
+      lines = self.nlines[i] > 0 and self:render_header() or {}
+    elseif kind == 'plan' then
+      lines = self:render_plan()
+    elseif kind == 'message' then
+      lines = self:render_message(i)
+    elseif kind == 'tool' then
+      lines = self:render_tool(i, terminal_info)
     else
-      lines = b.static or {}
+      lines = self.static[i] or {}
     end
     vim.list_extend(out, lines)
   end
@@ -815,11 +861,12 @@ end
 --- inclusive), in order; folded like thoughts, so they start collapsed.
 function View:subagent_ranges()
   local ranges, row = {}, 0
-  for _, b in ipairs(self.blocks) do
-    if b.kind == 'tool' and b.children_row then
-      table.insert(ranges, { row + b.children_row, row + b.nlines - 1 })
+  for i = 1, self.n do
+    local at = self.kind[i] == 'tool' and self.children_row[i]
+    if at then
+      table.insert(ranges, { row + at, row + self.nlines[i] - 1 })
     end
-    row = row + b.nlines
+    row = row + self.nlines[i]
   end
   return ranges
 end
@@ -827,11 +874,11 @@ end
 --- Where each folded thought is: {first_row, last_row} (0-based, inclusive), in order.
 function View:thought_ranges()
   local ranges, row = {}, 0
-  for _, b in ipairs(self.blocks) do
-    if b.kind == 'message' and b.role == 'thought' and b.nlines > 1 then
-      table.insert(ranges, { row + 1, row + b.nlines - 1 })
+  for i = 1, self.n do
+    if self.kind[i] == 'message' and self.role[i] == 'thought' and self.nlines[i] > 1 then
+      table.insert(ranges, { row + 1, row + self.nlines[i] - 1 })
     end
-    row = row + b.nlines
+    row = row + self.nlines[i]
   end
   return ranges
 end
