@@ -60,6 +60,18 @@ def self_times(task: Event, spans: list[Event]) -> Counter[str]:
     return times
 
 
+def gc_line(spans: list[Event]) -> str:
+    """The collector's time on the thread: young-generation scavenges (each stops the thread for its
+    whole length; its cost grows with what survives, so with what the page keeps) and the old
+    generation's incremental marking steps and final pauses."""
+    minor = [e["dur"] for e in spans if e["name"] == "MinorGC"]
+    major = sum(e["dur"] for e in spans if e["name"] in ("MajorGC", "V8.GC_MC_INCREMENTAL"))
+    return (
+        f"  GC: {len(minor)} scavenges, {sum(minor) / 1000:.0f} ms (longest "
+        f"{max(minor, default=0) / 1000:.1f} ms); old generation {major / 1000:.0f} ms"
+    )
+
+
 def summary(path: Path, show: int) -> None:
     events: list[Event] = json.loads(path.read_text())["traceEvents"]
     thread = page_thread(events)
@@ -81,6 +93,7 @@ def summary(path: Path, show: int) -> None:
         f"{path.name}: {len(tasks)} tasks, busy {busy / 1000:.0f} ms, > 16 ms: {len(long)} "
         f"({long_ms:.0f} ms), > 8 ms: {over8}, longest {longest / 1000:.1f} ms"
     )
+    print(gc_line(spans))
     inside: Counter[str] = Counter()
     for t in long:
         inside.update(self_times(t, spans))

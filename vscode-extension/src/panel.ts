@@ -1,12 +1,13 @@
 // The agent panel: a webview view with the conversation. The host side keeps every session's
-// conversation (so nothing is lost while the panel is hidden), forwards the shown session's updates
-// to the webview in batches (src/model/postPacing.ts: at most one batch per 48 ms while updates
-// stream in), and turns what the user does in the panel into the server's commands.
+// conversation (so nothing is lost while the panel is hidden), posts the webview the items of the
+// shown session it holds as they change (src/model/panelFeed.ts: only the run of newest items the
+// page keeps, at most one post per 48 ms while updates stream in, src/model/postPacing.ts), older
+// pages when it scrolls up, and turns what the user does in the panel into the server's commands.
 
 import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
 import type { AcplsClient } from "./client";
-import { addLocalPrompt, addTurnEnd, ConversationStore, type SessionView } from "./model/conversation";
+import { addLocalPrompt, addTurnEnd, type Change, ConversationStore, type SessionView } from "./model/conversation";
 import { type AgentInfo, type EditorContext, type HostToPanel, isPanelMessage, type PanelPrompt, type PanelQuestion, type PanelToHost, type SessionChoice } from "./model/panelMessages";
 import { type Attachment, base64Size, iconOf, imageProblem, promptAttachments, sizeLabel } from "./model/mentions";
 import type { MentionSource } from "./mentions";
@@ -17,8 +18,9 @@ import type { VirtualDocuments } from "./virtualDocuments";
 import type { QuestionController, WaitingQuestion } from "./questions";
 import { tokensText, UsageWarnings, usageText } from "./model/usage";
 import { PromptQueue } from "./model/queue";
-import { postDelay, updateMessages } from "./model/postPacing";
-import type { ListedSession, RequestPermissionParams, SessionOffers, SessionUpdate, SessionUpdateParams } from "./protocol";
+import { postDelay } from "./model/postPacing";
+import { PanelFeed } from "./model/panelFeed";
+import type { ListedSession, RequestPermissionParams, SessionOffers, SessionUpdateParams } from "./protocol";
 import { type SessionAction, sessionActions, sessionPick } from "./model/sessions";
 import type { TerminalController } from "./terminals";
 import { restoreCheckpoint } from "./checkpoints";
@@ -44,7 +46,11 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
   private defaultStatus: AgentStatusParams | undefined;
   private view: vscode.WebviewView | undefined;
   private ready = false;
-  private outbox: { sessionId: string; updates: SessionUpdate[] } | undefined;
+  /** What the page holds of the shown session, and the changes not yet posted to it. */
+  private readonly feed = new PanelFeed();
+  /** Changes noted since the last post, and whether agent updates were among them. */
+  private unposted = 0;
+  private streamed = false;
   private flushTimer: NodeJS.Timeout | undefined;
   /** When updates were last posted (performance.now()): the next batch's pace (postDelay). */
   private lastPost = Number.NEGATIVE_INFINITY;
@@ -206,9 +212,12 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
 
   private sendSnapshot(): void {
     this.flush();
+    const shown = this.store.currentSession();
+    const held = shown === undefined ? undefined : this.feed.snapshot(shown);
     this.post({
       type: "snapshot",
-      session: this.store.currentSession(),
+      session: held?.session,
+      start: held?.start ?? 0,
       sessions: this.sessionChoices(),
       busy: this.busy,
       agent: this.agent,
@@ -222,34 +231,57 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
 
   private onUpdate(params: SessionUpdateParams): void {
     const isNew = !this.store.sessions.has(params.sessionId);
-    this.store.apply(params.sessionId, params.update);
+    const change = this.store.apply(params.sessionId, params.update);
     const kind = params.update.sessionUpdate;
     if (kind === "usage") this.warnIfNearlyFull(params.sessionId);
     // The status item shows the shown session's mode (v2: a config option) and meter.
     if (params.sessionId === this.store.current && (kind === "usage" || kind === "modes" || kind === "config_options")) this.shownChanged();
     if (isNew) this.post({ type: "sessions", sessions: this.sessionChoices(), current: this.store.current });
     if (params.sessionId !== this.store.current) return;
-    if (this.outbox !== undefined && this.outbox.sessionId !== params.sessionId) this.flush();
-    this.outbox ??= { sessionId: params.sessionId, updates: [] };
-    this.outbox.updates.push(params.update);
+    this.noteShown(change);
+    this.streamed = true;
     this.flushTimer ??= setTimeout(() => this.flush(), postDelay(performance.now(), this.lastPost));
+  }
+
+  /** A change of the shown session, for the next post to the page. */
+  private noteShown(change: Change): void {
+    this.feed.note(change);
+    this.unposted += 1;
+  }
+
+  /** A local change of `sessionId` (the prompt's echo, a turn's end): posted at once when shown. */
+  private localChange(sessionId: string, change: Change): void {
+    if (sessionId !== this.store.current) return;
+    this.noteShown(change);
+    this.flush();
   }
 
   /** A load or resume was answered: its replay is over, so its last updates go now instead of at
    * the stream's pace (up to STREAM_POST_MS after the previous post). */
   private replayed(): void {
-    if (this.outbox !== undefined) this.flush();
+    if (this.feed.pending) this.flush();
   }
 
-  /** Posts every update waiting, in messages of at most MAX_POST_UPDATES (see postPacing). */
+  /** Posts what changed in the run of items the page holds (see PanelFeed.take). */
   private flush(): void {
     if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
-    const outbox = this.outbox;
-    if (outbox === undefined) return;
-    this.outbox = undefined;
-    for (const { count, json } of updateMessages(outbox.updates)) this.post({ type: "updates", sessionId: outbox.sessionId, count, json });
+    const shown = this.store.currentSession();
+    if (shown === undefined || !this.feed.pending) return;
+    const post = this.feed.take(shown);
+    this.post({ type: "window", count: this.unposted, streaming: this.streamed, json: JSON.stringify(post) });
+    this.unposted = 0;
+    this.streamed = false;
     this.lastPost = performance.now();
+  }
+
+  /** The page scrolled above the run it holds: the page before it. */
+  private postEarlier(sessionId: string): void {
+    const shown = this.store.currentSession();
+    if (shown?.sessionId !== sessionId) return;
+    this.flush();
+    const page = this.feed.earlier(shown);
+    if (page !== undefined) this.post({ type: "earlier", json: JSON.stringify(page) });
   }
 
   /** Called with the shown session and its agent when another is shown and when its modes or
@@ -378,8 +410,7 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
       }
       this.running.add(sessionId);
       this.syncBusy();
-      addLocalPrompt(this.store.session(sessionId), text);
-      this.post({ type: "localPrompt", sessionId, text });
+      this.localChange(sessionId, addLocalPrompt(this.store.session(sessionId), text));
       const { context, mentions } = promptAttachments(text, attached);
       const result = await this.client.command("acpls.prompt", {
         sessionId,
@@ -389,14 +420,12 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
       });
       this.flush();
       const tokens = tokensText(result.usage);
-      addTurnEnd(this.store.session(result.sessionId), result.stopReason, undefined, tokens);
-      this.post({ type: "turnEnd", sessionId: result.sessionId, stopReason: result.stopReason, ...(tokens !== undefined ? { tokens } : {}) });
+      this.localChange(result.sessionId, addTurnEnd(this.store.session(result.sessionId), result.stopReason, undefined, tokens));
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       this.flush();
       if (sessionId !== undefined) {
-        addTurnEnd(this.store.session(sessionId), "error", message);
-        this.post({ type: "turnEnd", sessionId, stopReason: "error", error: message });
+        this.localChange(sessionId, addTurnEnd(this.store.session(sessionId), "error", message));
       } else {
         this.post({ type: "error", message });
       }
@@ -454,8 +483,7 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
         await this.prompt(item.text, item.context); // the turn had ended: an ordinary prompt
         return;
       }
-      addLocalPrompt(this.store.session(steered.sessionId), item.text);
-      this.post({ type: "localPrompt", sessionId: steered.sessionId, text: item.text });
+      this.localChange(steered.sessionId, addLocalPrompt(this.store.session(steered.sessionId), item.text));
     } catch (error) {
       queue.add(item.text, item.context);
       this.postQueue();
@@ -632,6 +660,12 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
         break;
       case "frame":
         this.answerFrames(message.seq);
+        break;
+      case "follow":
+        this.feed.following = message.following;
+        break;
+      case "earlier":
+        this.postEarlier(message.sessionId);
         break;
       case "prompt":
         await this.prompt(message.text);

@@ -56,10 +56,13 @@ export class ChatWindow {
     return { from: this.start, to };
   }
 
-  /** What the note above the first shown item says; undefined when there is nothing above it. */
-  note(trimmed: number): string | undefined {
+  /** What the note above the first shown item says; undefined when there is nothing above it.
+   * `before`: items above the run the indices count from (the page holds only the newest items of
+   * a conversation, model/panelFeed.ts; the host has the rest). */
+  note(trimmed: number, before = 0): string | undefined {
     const parts: string[] = [];
-    if (this.start > 0) parts.push(`${this.start} earlier item${this.start === 1 ? " is" : "s are"} above: scroll up or “Show earlier” to see them.`);
+    const above = before + this.start;
+    if (above > 0) parts.push(`${above} earlier item${above === 1 ? " is" : "s are"} above: scroll up or “Show earlier” to see them.`);
     if (trimmed > 0) parts.push(`${trimmed} older item${trimmed === 1 ? " is" : "s are"} no longer kept here; the session's transcript (acpls: Open the session transcript) has them.`);
     return parts.length === 0 ? undefined : parts.join(" ");
   }

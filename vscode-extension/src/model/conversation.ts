@@ -1,7 +1,7 @@
 // The conversation of each session as the agent panel shows it, built from `acpls/sessionUpdate`
 // notifications. Pure: the extension host keeps one store (the source of truth, which survives the
-// panel being hidden) and the webview replays the same updates into its own copy, re-rendering only
-// what each update changed.
+// panel being hidden); the webview holds only the newest items of the shown session, posted by the
+// host as they change (model/panelFeed.ts), and re-renders only what changed.
 
 // Types only: the webview bundles this file and must not pull in the LSP protocol library.
 import type {

@@ -1,6 +1,7 @@
 // Messages between the extension host and the agent panel's webview. The host owns the conversation
-// (ConversationStore); the webview gets a snapshot of the shown session when it (re)loads, then
-// batches of the same session updates, which it applies with the same reducer.
+// (ConversationStore); the webview gets a snapshot of the shown session's newest items when it
+// (re)loads, then posts of the items that changed in the run it holds (model/panelFeed.ts), and asks
+// for older pages when the user scrolls up.
 
 import type { SessionView } from "./conversation";
 import type { MentionItem } from "./mentions";
@@ -31,15 +32,17 @@ export type PanelPrompt = {
 export type PanelQuestion = { key: string; mode: string; message: string; url?: string; fields: FormField[] };
 
 export type HostToPanel =
-  | { type: "snapshot"; session: SessionView | undefined; sessions: SessionChoice[]; busy: boolean; agent: AgentInfo | undefined; history: string[]; maxImageBytes: number }
+  /** `session` holds the conversation's newest items only, from index `start` of the whole. */
+  | { type: "snapshot"; session: SessionView | undefined; start: number; sessions: SessionChoice[]; busy: boolean; agent: AgentInfo | undefined; history: string[]; maxImageBytes: number }
   | { type: "mentionItems"; seq: number; items: MentionItem[] }
   /** Answer `frame` with the same seq in the next animation frame (agent terminals' pace). */
   | { type: "frame"; seq: number }
-  /** `count` session updates as a JSON array (src/model/postPacing.ts: one string crosses the
-   * browser's frames as one block, where an array of objects is cloned object by object). */
-  | { type: "updates"; sessionId: string; count: number; json: string }
-  | { type: "localPrompt"; sessionId: string; text: string }
-  | { type: "turnEnd"; sessionId: string; stopReason: string; error?: string; tokens?: string }
+  /** A `WindowPost` (model/panelFeed.ts) as JSON text (one string crosses the browser's frames as
+   * one block, where an array of objects is cloned object by object), folding `count` changes of
+   * the session (updates, the local prompt, a turn's end); `streaming` when agent updates came. */
+  | { type: "window"; count: number; streaming: boolean; json: string }
+  /** The page before the run the panel holds (JSON of `PanelFeed.earlier`'s answer). */
+  | { type: "earlier"; json: string }
   | { type: "busy"; busy: boolean }
   | { type: "sessions"; sessions: SessionChoice[]; current?: string }
   | { type: "agent"; agent: AgentInfo }
@@ -73,6 +76,10 @@ export type PanelToHost =
   | { type: "ready" }
   /** The user is typing in the panel (at most one a KEYS_EVERY_MS): agent terminals slow down. */
   | { type: "keys" }
+  /** The log follows its end (or the user scrolled away): the host trims the run it posts. */
+  | { type: "follow"; following: boolean }
+  /** The user scrolled above the run the panel holds: the page before it, please. */
+  | { type: "earlier"; sessionId: string }
   | { type: "frame"; seq: number }
   | { type: "prompt"; text: string }
   | { type: "cancel" }
@@ -111,7 +118,10 @@ export function isPanelMessage(value: unknown): value is PanelToHost {
     case "prompt":
       return typeof m.text === "string";
     case "switchSession":
+    case "earlier":
       return typeof m.sessionId === "string";
+    case "follow":
+      return typeof m.following === "boolean";
     case "setMode":
       return typeof m.modeId === "string";
     case "setConfigOption":

@@ -6,20 +6,15 @@
 // structured clone at each hop), and the panel applies it. Each message costs that path whatever it
 // holds, and a clone of an array of objects costs per object. So while updates stream in (a long
 // load, a live turn), the host posts no more often than the panel redraws a streaming session
-// anyway (`STREAM_REDRAW_MS` in src/webview/main.ts), and the updates travel as one JSON string,
-// which each hop copies as one block and only the panel parses.
-
-import type { SessionUpdate } from "../protocol";
+// anyway (`STREAM_REDRAW_MS` in src/webview/main.ts); what a post carries (the changed items of the
+// run the page holds, as one JSON string that each hop copies as one block and only the panel
+// parses) is src/model/panelFeed.ts.
 
 /** The first updates after a quiet spell wait this long for company (one frame at 60 Hz). */
 export const BATCH_MS = 16;
 /** While updates keep coming, posts are at least this far apart: the panel redraws a streaming
  * session at most this often, so more posts would only cost the main thread more messages. */
 export const STREAM_POST_MS = 48;
-/** Most updates in one message: a long load goes as several messages, and the panel takes the
- * user's keys between them. */
-export const MAX_POST_UPDATES = 1000;
-
 /** How long updates that just arrived wait before they are posted, given when the last post went
  * (both in ms of the same clock): BATCH_MS after a quiet spell, else until STREAM_POST_MS after the
  * last post. */
@@ -27,24 +22,4 @@ export function postDelay(now: number, lastPost: number): number {
   const since = now - lastPost;
   if (since >= STREAM_POST_MS) return BATCH_MS;
   return Math.max(BATCH_MS, STREAM_POST_MS - since);
-}
-
-/** The messages that carry `updates`: at most MAX_POST_UPDATES each, as JSON text. */
-export function updateMessages(updates: readonly SessionUpdate[]): { count: number; json: string }[] {
-  const messages: { count: number; json: string }[] = [];
-  for (let at = 0; at < updates.length; at += MAX_POST_UPDATES) {
-    const part = updates.slice(at, at + MAX_POST_UPDATES);
-    messages.push({ count: part.length, json: JSON.stringify(part) });
-  }
-  return messages;
-}
-
-/** The updates of one message (see updateMessages); none when the text is not a JSON array. */
-export function readUpdates(json: string): SessionUpdate[] {
-  try {
-    const value: unknown = JSON.parse(json);
-    return Array.isArray(value) ? (value as SessionUpdate[]) : [];
-  } catch {
-    return [];
-  }
 }

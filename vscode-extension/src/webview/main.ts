@@ -1,5 +1,6 @@
-// The agent panel's page. It keeps a copy of the shown session, applies the host's batches of
-// session updates with the same reducer as the host, and redraws only the items an update changed,
+// The agent panel's page. It keeps the newest items of the shown session (model/panelFeed.ts: the
+// host keeps the whole conversation and posts the items of that run as they change, and older
+// pages when the user scrolls above it), and redraws only the items a post changed,
 // at most once per animation frame and as many items as fit in frameBudget of the whole frame, its
 // rendering included (less while keys arrive, none in the frame that shows a key; the rest waits
 // for a later frame, so keys typed in the prompt are taken between frames and shown at once; while
@@ -9,11 +10,7 @@
 // set with textContent. Nothing from the agent is ever run.
 
 import {
-  addLocalPrompt,
-  addTurnEnd,
-  applyUpdate,
   type Change,
-  emptySession,
   type Item,
   messageText,
   stateLabel,
@@ -26,7 +23,7 @@ import {
 } from "../model/conversation";
 import { ChatWindow, drawOrder, frameBudget, FramePacer, holdsForKey, toRedraw } from "../model/chatWindow";
 import { PromptHistory } from "../model/history";
-import { readUpdates } from "../model/postPacing";
+import { PanelMirror, type WindowPost } from "../model/panelFeed";
 import { renderInline, renderMarkdown } from "../model/markdown";
 import { sessionChoiceLabel } from "../model/multiAgent";
 import { type AgentInfo, type ContextChip, type HostToPanel, isTyping, KEYS_EVERY_MS, selectsAllInField, type PanelPrompt, type PanelQuestion, type PanelQueued, type PanelToHost, type SessionChoice } from "../model/panelMessages";
@@ -170,6 +167,10 @@ app.append(toolbar, pickers, planBox, log, emptyHint, promptsBox, questionsBox, 
 // State
 
 let session: SessionView | undefined;
+/** The run of the shown session's newest items this page holds (`session` is its session). */
+const mirror = new PanelMirror();
+/** A page of older items was asked of the host and has not come yet. */
+let askedEarlier = false;
 let sessions: SessionChoice[] = [];
 let agent: AgentInfo | undefined;
 let busy = false;
@@ -180,8 +181,6 @@ const pending: Change = { items: [], removed: [], header: false, plan: false };
 let frame: number | undefined;
 let errorTimer: number | undefined;
 const chatWindow = new ChatWindow();
-/** `session.trimmed` when last rendered: a rise means the oldest items left the view. */
-let lastTrimmed = 0;
 
 function schedule(change: Change): void {
   pending.items.push(...change.items);
@@ -237,9 +236,6 @@ function renderPending(): void {
   const stick = following || atBottom() || scrollToEnd;
   scrollToEnd = false;
   const items = session?.items ?? [];
-  const trimmed = session?.trimmed ?? 0;
-  if (trimmed > lastTrimmed) chatWindow.trimmed(trimmed - lastTrimmed);
-  lastTrimmed = trimmed;
   for (const id of pending.removed) dropNode(id);
   pending.removed = [];
   if (stick) {
@@ -265,7 +261,7 @@ function renderPending(): void {
   emptyHint.hidden = items.length > 0;
   if (stick) {
     log.scrollTop = log.scrollHeight;
-    following = true;
+    setFollowing(true);
   }
   // Busy while items of the page wait for a frame (the older ones, drawn after the end).
   log.setAttribute("aria-busy", String(pending.items.length > 0));
@@ -297,10 +293,10 @@ function dropNode(id: string | undefined): void {
 }
 
 function renderNote(): void {
-  const note = chatWindow.note(session?.trimmed ?? 0);
+  const note = chatWindow.note(session?.trimmed ?? 0, mirror.start);
   earlierNote.hidden = note === undefined;
   earlierText.textContent = note ?? "";
-  earlierButton.hidden = chatWindow.start === 0;
+  earlierButton.hidden = chatWindow.start + mirror.start === 0;
 }
 
 function renderAll(): void {
@@ -310,16 +306,20 @@ function renderAll(): void {
   pending.removed = [];
   const items = session?.items ?? [];
   chatWindow.reset(items.length);
-  lastTrimmed = session?.trimmed ?? 0;
+  askedEarlier = false;
   scrollToEnd = true;
-  following = true;
+  setFollowing(true);
   userScroll = false;
   schedule({ items: items.slice(chatWindow.start).map((i) => i.id), removed: [], header: true, plan: true });
 }
 
 /** The page before the first shown item goes into the page too, keeping what is on screen still. */
 function showEarlier(): void {
-  if (session === undefined || chatWindow.start === 0) return;
+  if (session === undefined) return;
+  if (chatWindow.start === 0) {
+    askEarlier();
+    return;
+  }
   const range = chatWindow.earlier();
   const before = log.scrollHeight;
   const top = log.scrollTop;
@@ -343,7 +343,7 @@ function showEarlierHere(): void {
   const joint = earlierNote.nextElementSibling;
   showEarlier();
   if (joint instanceof HTMLElement) {
-    following = false;
+    setFollowing(false);
     userScroll = true;
     log.scrollTop = Math.max(0, joint.offsetTop - log.offsetTop - log.clientHeight / 2);
   }
@@ -362,13 +362,13 @@ let paging: number | undefined;
 log.addEventListener("scroll", () => {
   // Following the end until the user scrolls away from it; back at the end, following again.
   if (atBottom()) {
-    following = true;
+    setFollowing(true);
     userScroll = false;
   } else if (userScroll) {
-    following = false;
+    setFollowing(false);
   }
   // Scrolled up to the top of what is shown: the page before it comes in.
-  if (!following && log.scrollTop < 64 && chatWindow.start > 0 && paging === undefined) {
+  if (!following && log.scrollTop < 64 && chatWindow.start + mirror.start > 0 && paging === undefined) {
     paging = requestAnimationFrame(() => {
       paging = undefined;
       showEarlier();
@@ -1180,7 +1180,8 @@ window.addEventListener("message", (event: MessageEvent<HostToPanel>) => {
   const message = event.data;
   switch (message.type) {
     case "snapshot":
-      session = message.session;
+      mirror.show(message.session, message.start);
+      session = mirror.session;
       sessions = message.sessions;
       agent = message.agent;
       history = new PromptHistory(message.history);
@@ -1188,25 +1189,11 @@ window.addEventListener("message", (event: MessageEvent<HostToPanel>) => {
       setBusy(message.busy);
       renderAll();
       break;
-    case "updates": {
-      if (session === undefined || session.sessionId !== message.sessionId) {
-        session = emptySession(message.sessionId);
-        renderAll();
-      }
-      let sequence = Date.now();
-      for (const update of readUpdates(message.json)) schedule(applyUpdate(session, update, sequence++));
-      streaming = true;
+    case "window":
+      applyPost(JSON.parse(message.json) as WindowPost, message.streaming);
       break;
-    }
-    case "localPrompt":
-      if (session === undefined || session.sessionId !== message.sessionId) {
-        session = emptySession(message.sessionId);
-        renderAll();
-      }
-      schedule(addLocalPrompt(session, message.text));
-      break;
-    case "turnEnd":
-      if (session?.sessionId === message.sessionId) schedule(addTurnEnd(session, message.stopReason, message.error, message.tokens));
+    case "earlier":
+      takeEarlier(JSON.parse(message.json) as { sessionId: string; start: number; items: Item[] });
       break;
     case "busy":
       setBusy(message.busy);
@@ -1251,6 +1238,44 @@ window.addEventListener("message", (event: MessageEvent<HostToPanel>) => {
       break;
   }
 });
+
+/** A post of the host's (model/panelFeed.ts): the run of items changes, and the page redraws what
+ * changed; another session's post shows that session afresh. */
+function applyPost(post: WindowPost, fromAgent: boolean): void {
+  const another = session?.sessionId !== post.sessionId;
+  const { change, dropped } = mirror.apply(post);
+  session = mirror.session;
+  if (another || post.reset) {
+    renderAll();
+    return;
+  }
+  chatWindow.trimmed(dropped);
+  schedule(change);
+  streaming ||= fromAgent;
+}
+
+/** The host's answer to `askEarlier`: the items go before the run, and into the page. */
+function takeEarlier(page: { sessionId: string; start: number; items: Item[] }): void {
+  askedEarlier = false;
+  if (session?.sessionId !== page.sessionId) return;
+  chatWindow.start += mirror.prepend(page.start, page.items);
+  showEarlier();
+}
+
+/** Above the run this page holds: the host has the rest of the conversation. */
+function askEarlier(): void {
+  if (session === undefined || mirror.start === 0 || askedEarlier) return;
+  askedEarlier = true;
+  setFollowing(false);
+  send({ type: "earlier", sessionId: session.sessionId });
+}
+
+/** Whether the log follows its end; the host hears of each change (it trims what it posts). */
+function setFollowing(value: boolean): void {
+  if (following === value) return;
+  following = value;
+  send({ type: "follow", following: value });
+}
 
 renderChips([]);
 renderAll();

@@ -86,10 +86,11 @@ async function installKeyProbe(frame: Frame): Promise<void> {
     w.__keysRaf = [];
     w.__keysInput = [];
     window.addEventListener("keydown", (event) => w.__keysInput?.push(performance.now() - event.timeStamp), true);
-    // When the host's batches of session updates arrive (wall clock), to tell delivery from drawing.
+    // When the host's posts arrive (wall clock), to tell delivery from drawing; `count`: the
+    // session's updates each post folds (model/panelFeed.ts).
     const u = window as unknown as { __updates?: { first: number; last: number; count: number } };
     window.addEventListener("message", (event: MessageEvent<{ type?: string; count?: number }>) => {
-      if (event.data?.type !== "updates") return;
+      if (event.data?.type !== "window") return;
       const now = Date.now();
       u.__updates ??= { first: now, last: now, count: 0 };
       u.__updates.last = now;
@@ -354,7 +355,7 @@ async function loadChat(frame: Frame, size: number, run: number): Promise<LoadRu
   });
   if (updates !== undefined) {
     console.log(
-      `  chat ${size} #${run} (clicked at ${startWall} ms of the epoch): shown after ${ms.toFixed(0)} ms; ${updates.count} updates reached the panel from ${updates.first - startWall} to ${updates.last - startWall} ms; ${keys.length} keys, the slowest ${Math.max(...keys).toFixed(0)} ms`,
+      `  chat ${size} #${run} (clicked at ${startWall} ms of the epoch): shown after ${ms.toFixed(0)} ms; posts folding ${updates.count} updates reached the panel from ${updates.first - startWall} to ${updates.last - startWall} ms; ${keys.length} keys, the slowest ${Math.max(...keys).toFixed(0)} ms`,
     );
   }
   await clearPrompt(frame);

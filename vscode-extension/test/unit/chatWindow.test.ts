@@ -30,6 +30,8 @@ describe("chat window", () => {
     w.reset(4);
     assert.equal(w.start, 0);
     assert.equal(w.note(0), undefined);
+    // The page holds only the newest items (model/panelFeed.ts): those above its run count too.
+    assert.match(w.note(0, 1) ?? "", /^1 earlier item is above/);
   });
 
   test("following the end keeps at most maxShown in the page; the ones leaving are named", () => {
