@@ -84,3 +84,44 @@ def test_user_handlers_are_chained_for_notifications_and_replace_requests(plain_
     assert result["answer"] == {"optionId": "mine"}
     assert "acpls/sessionUpdate" in result["methods"]
     assert "window/logMessage" in result["methods"]
+
+
+def test_each_update_of_a_batch_reaches_the_handlers_as_if_it_came_alone(plain_nvim):
+    """`acpls/sessionUpdates`: ours alone reuses one params table for every update (the chat keeps
+    the updates, in order); a user's handler chained after ours gets a table of its own each."""
+    result = plain_nvim.exec_lua(
+        """
+        local client = require('acpls.client')
+        local kept = {}
+        local h = client.merged_handlers({
+          ['acpls/sessionUpdate'] = function(_, params) table.insert(kept, params) end,
+        })
+        local updates = {}
+        for i = 1, 3 do
+          updates[i] = {sessionUpdate = 'message', role = 'agent', messageId = 'm' .. i,
+                        content = {{type = 'text', text = 'text ' .. i}}}
+        end
+        local ctx = {client_id = 1, method = 'acpls/sessionUpdates'}
+        local c = {handlers = h}
+        local get = vim.lsp.get_client_by_id
+        vim.lsp.get_client_by_id = function() return c end
+        client.on_session_updates({sessionId = 'user-s', updates = updates}, ctx)
+        -- Ours alone: the chat of session 'ours-s' gets every update, in order.
+        c.handlers = client.merged_handlers({})
+        local chat = require('acpls.chat').continue_session(1, 'ours-s', '', 'new')
+        client.on_session_updates({sessionId = 'ours-s', updates = updates}, ctx)
+        vim.lsp.get_client_by_id = get
+        vim.wait(5000, function() return chat.inbox.head > chat.inbox.tail end, 5)
+        local texts = {}
+        for i = 1, 3 do
+          texts[i] = kept[i].update.content[1].text .. '@' .. kept[i].sessionId
+        end
+        local lines = vim.api.nvim_buf_get_lines(chat.out_buf, 0, -1, false)
+        return {texts = texts, distinct = kept[1] ~= kept[2] and kept[2] ~= kept[3],
+                shown = table.concat(lines, '\\n')}
+        """
+    )
+    assert result["texts"] == ["text 1@user-s", "text 2@user-s", "text 3@user-s"]
+    assert result["distinct"] is True
+    shown = result["shown"]
+    assert shown.index("text 1") < shown.index("text 2") < shown.index("text 3")
