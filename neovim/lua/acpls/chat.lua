@@ -90,10 +90,18 @@ local function splice(arr, at, count, new)
   end
 end
 
+-- The highlight group of each line of an edit (false: none), in one table for every edit merged
+-- into a region (most of them: a table an edit was garbage the collector sweeps inside the next
+-- decode); an edit that makes a region of its own gets a copy.
+local edit_groups = {}
+
 --- Add one view edit (rows in the view as it is after the edits before it) to the pending regions.
 function Chat:_pend(e)
   local regions = self.pending
-  local groups = {}
+  local groups = edit_groups
+  for i = #groups, #e.lines + 1, -1 do
+    groups[i] = nil
+  end
   for i = 1, #e.lines do
     groups[i] = false
   end
@@ -122,7 +130,7 @@ function Chat:_pend(e)
     -- Untouched rows: a region of its own.
     local old_first = e.first - above
     merged = { first = e.first, old_first = old_first, old_last = old_first + e.last - e.first }
-    merged.lines, merged.groups = vim.list_slice(e.lines), groups
+    merged.lines, merged.groups = vim.list_slice(e.lines), vim.list_slice(groups)
     local at = #regions + 1
     for i, r in ipairs(regions) do
       if r.first > e.first then
@@ -466,6 +474,7 @@ function Chat:_apply_waiting(deadline)
     return require('acpls.terminals').describe(sid, tid)
   end
   local mode = chatview.mode_name(self.view.session)
+  local reused = {} -- one edits list for every update of the tick
   while inbox.head <= inbox.tail do
     local update = inbox[inbox.head]
     inbox[inbox.head] = nil
@@ -477,11 +486,12 @@ function Chat:_apply_waiting(deadline)
       if type(update) == 'table' and update.sessionUpdate == 'usage' then
         M._check_usage(self, update)
       end
-      edits = self.view:apply(update, describe)
+      edits = self.view:apply(update, describe, reused)
     end
-    for _, e in ipairs(edits) do
+    for k, e in ipairs(edits) do
       self:_pend(e)
       lines = lines + #e.lines
+      reused[k] = nil
     end
     if deadline and (vim.uv.hrtime() > deadline or lines > MAX_TICK_LINES) then
       break

@@ -394,13 +394,19 @@ function View:render_message(i)
   if thought then
     lines[2], hls[1] = '> _Thinking_', { 1, 'AcplsChatThought' }
   end
-  for _, l in ipairs(split(self:_text(i))) do
+  -- Its lines found in place (as split does, without a table of them: a load renders every
+  -- message, and what it allocates the collector sweeps inside the next decode).
+  local text, pos = self:_text(i), 1
+  repeat
+    local nl = text:find('\n', pos, true)
+    local l = text:sub(pos, nl and nl - 1 or -1)
     local n = #lines
-    lines[n + 1] = prefix .. l
+    lines[n + 1] = thought and prefix .. l or l
     if thought then
       hls[#hls + 1] = { n, 'AcplsChatThought' }
     end
-  end
+    pos = nl and nl + 1
+  until not nl
   return lines, hls
 end
 
@@ -763,10 +769,12 @@ end
 --- Apply one normalised session update.
 ---@param u table the `update` of an `acpls/sessionUpdate`
 ---@param terminal_info? fun(id: string): string? a short description of a terminal
+---@param edits? table[] an empty list to fill and return (the chat reuses one: a list an update
+--- was garbage the collector sweeps inside the next decode)
 ---@return table[] edits
-function View:apply(u, terminal_info)
+function View:apply(u, terminal_info, edits)
   terminal_info = terminal_info or function() end
-  local edits = {}
+  edits = edits or {}
   local kind = u.sessionUpdate
   local s = self.session
   if kind == 'message_chunk' then
