@@ -22,6 +22,11 @@ local SETTLE_MS = 25
 -- Output waiting to be fed beyond this (a flood faster than the emulator) is skipped, oldest
 -- first, and the pane says how much.
 local PENDING_MAX_BYTES = 16 * 1024 * 1024
+-- A bare LF (output from a pipe) moves down without returning to column 0 in a terminal. Neovim
+-- feeds it as CR LF itself (`force_crlf`, its default, named so that it stays on), in C while
+-- it copies the bytes anyway. The plugin converted every piece in Lua as well: a gsub of ~0.5 ms
+-- per 64 KiB, ~8% of the editor's CPU time in E1 (perf at 2 kHz), for nothing.
+local TERM_OPTS = { force_crlf = true }
 
 local feeding = {} ---@type table<table, boolean> terminals with output waiting
 local timer = nil ---@type uv.uv_timer_t?
@@ -104,10 +109,10 @@ local function ensure_chan(t)
   local win = vim.fn.win_findbuf(t.buf)[1]
   if win then
     t.chan = vim.api.nvim_win_call(win, function()
-      return vim.api.nvim_open_term(t.buf, {})
+      return vim.api.nvim_open_term(t.buf, TERM_OPTS)
     end)
   else
-    t.chan = vim.api.nvim_open_term(t.buf, {})
+    t.chan = vim.api.nvim_open_term(t.buf, TERM_OPTS)
   end
   t.layout = layout(t.buf)
 end
@@ -116,7 +121,7 @@ local function get(sid, tid)
   local k = key(sid, tid)
   local t = terms[k]
   if not t then
-    t = { sessionId = sid, terminalId = tid, queue = {}, raw = {}, qhead = 1, qtail = 0, qbytes = 0, skipped = 0 }
+    t = { sessionId = sid, terminalId = tid, queue = {}, qhead = 1, qtail = 0, qbytes = 0, skipped = 0 }
     terms[k] = t
     table.insert(order, k)
     open(t)
@@ -171,30 +176,11 @@ local function count_plain(text, what)
   end
 end
 
--- A bare LF moves down without returning to column 0 in a terminal; output from pipes has them.
--- Text is either all LF (a pipe) or all CR LF (a pty) nearly always: those take a plain gsub and
--- two plain searches, and only mixed text the pattern `\r?\n`, which cost ~1.7x the plain gsub
--- per byte (E1's log: ~40% of the handler's time went to it). Done when a piece is first fed,
--- not in the handler: the LSP client queues every message's handler in Neovim's event queue, so
--- a flood's handlers ran back to back ahead of the user's keys and RPC (E3), and output skipped
--- as more than the pane could show is never converted.
-local function crlf(text)
-  if not text:find('\r', 1, true) then
-    return (text:gsub('\n', '\r\n'))
-  end
-  if count_plain(text, '\n') == count_plain(text, '\r\n') then
-    return text
-  end
-  return (text:gsub('\r?\n', '\r\n'))
-end
-
--- `raw`: output as the agent sent it, its line ends converted when it is first fed.
-local function enqueue(t, text, raw)
+local function enqueue(t, text)
   local q = t.queue
   -- A queue with explicit ends: `#` of a table whose front was taken is not its last index.
   t.qtail = t.qtail + 1
   q[t.qtail] = text
-  t.raw[t.qtail] = raw or nil
   t.qbytes = t.qbytes + #text
   if t.qbytes > PENDING_MAX_BYTES then
     -- Skip the oldest waiting output down to half the bound; say so where it was.
@@ -203,7 +189,6 @@ local function enqueue(t, text, raw)
       skipped = skipped + #q[t.qhead]
       t.qbytes = t.qbytes - #q[t.qhead]
       q[t.qhead] = nil
-      t.raw[t.qhead] = nil
       t.qhead = t.qhead + 1
     end
     if skipped > 0 then
@@ -219,7 +204,7 @@ local function enqueue(t, text, raw)
 end
 
 local function drop_queue(t)
-  t.queue, t.raw, t.qhead, t.qtail, t.qbytes = {}, {}, 1, 0, 0
+  t.queue, t.qhead, t.qtail, t.qbytes = {}, 1, 0, 0
   feeding[t] = nil
 end
 
@@ -229,13 +214,6 @@ local function take_slice(t, size)
   local parts, n = {}, 0
   while t.qhead <= t.qtail and n < size do
     local piece = q[t.qhead]
-    if t.raw[t.qhead] then
-      -- Whole pieces are converted, as they came: a cut could part a CR from its LF.
-      t.raw[t.qhead] = nil
-      local converted = crlf(piece)
-      t.qbytes = t.qbytes + #converted - #piece
-      piece = converted
-    end
     if n + #piece <= size then
       parts[#parts + 1] = piece
       n = n + #piece
@@ -250,7 +228,7 @@ local function take_slice(t, size)
   end
   t.qbytes = t.qbytes - n
   if t.qhead > t.qtail then
-    t.queue, t.raw, t.qhead, t.qtail = {}, {}, 1, 0
+    t.queue, t.qhead, t.qtail = {}, 1, 0
   end
   return table.concat(parts)
 end
@@ -365,7 +343,7 @@ function M.on_output(params, _ctx)
   end
   local text = params.text
   if type(text) == 'string' and text ~= '' then
-    enqueue(t, text, true)
+    enqueue(t, text)
   end
   if params.reset then
     note_exit(t)
