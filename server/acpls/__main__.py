@@ -52,6 +52,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     # pygls logs every message body at INFO: far too much, and on the hot path.
     logging.getLogger("pygls").setLevel(logging.WARNING)
+    # watchfiles logs each change it detects at INFO. Editors keep a server's stderr in a log file
+    # (Neovim's lsp.log); inside the watched folder, each such line was a change to detect.
+    logging.getLogger("watchfiles").setLevel(logging.WARNING)
     from acpls import speedups
     from acpls.server import create_server, serve_stdio
 

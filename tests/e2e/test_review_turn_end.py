@@ -12,6 +12,7 @@ from pathlib import Path
 
 from tests.e2e.conftest import command, scripted, start
 from tests.e2e.disk_editor import disk_editor
+from tests.e2e.hostile_support import capture_server_log
 
 TRACKED = "def f():\n    return 1\n"
 DOOMED = "gone soon\n"
@@ -76,3 +77,36 @@ async def test_writes_and_deletions_just_before_turn_end_are_reviewed(
         assert after == {"files": []}
         now = {p.name: p.read_bytes() for p in workspace.iterdir() if p.is_file()}
         assert now == before
+
+
+async def test_a_workspace_holding_acpls_state_reviews_only_the_agents_writes(
+    server_env: dict[str, str], workspace: Path, tmp_path: Path
+):
+    """A folder opened at `~` holds acpls' own state (XDG_STATE_HOME under it): the transcript
+    and the checkpoint acpls writes during the turn are not the agent's, and review lists only
+    what the agent wrote. Nor does acpls log each change its watch detects: an editor keeps
+    acpls' stderr in a file (Neovim's lsp.log), and in the watched folder each line was a change
+    to detect and log again."""
+    state = workspace / ".local" / "state"
+    env = {**server_env, "XDG_STATE_HOME": str(state)}
+    notes = workspace / "notes.md"
+    chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "ok "}}
+    step = [
+        {"update": chunk},
+        {"disk": {"op": "write", "path": str(notes), "text": "# Notes\n"}},
+        *({"update": chunk} for _ in range(20)),
+        {"sleep": 0.4},  # the watch's debounce: acpls' writes of the turn reach it as events
+    ]
+    script = {"protocol": 1, "on_prompt": [step, step]}
+    async with disk_editor(env) as editor:
+        server_log = capture_server_log(editor.client)
+        await start(editor.client, workspace, scripted(script, tmp_path / "agent.jsonl"))
+        for turn in range(2):
+            result = await command(editor.client, "acpls.prompt", {"text": f"notes {turn}"})
+            assert result["stopReason"] == "end_turn"
+            review = await command(editor.client, "acpls.review", {})
+            assert [Path(f["path"]) for f in review["files"]] == [notes], review
+        assert server_log.has("editor connected")  # the log is read, and INFO lines are in it
+        assert not server_log.has("change detected"), server_log.text()
+        server_log.close()
+    assert [p for p in (state / "acpls").rglob("*") if p.is_file()], "acpls wrote no state"

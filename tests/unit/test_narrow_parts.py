@@ -33,6 +33,7 @@ CORE = Path(__file__).resolve().parents[2] / "server" / "acpls" / "core"
 CONTROLLERS: dict[str, tuple[str | None, str | None]] = {
     "routing": ("UpdateRouter", "RoutingHub"),
     "agent_requests": ("AgentRequests", "RequestsHub"),
+    "agent_processes": ("AgentProcesses", "ProcessesHub"),
     "review": ("ReviewController", None),
     "checkpoints": ("CheckpointController", "CheckpointsHub"),
     "elicitation": ("Questions", None),

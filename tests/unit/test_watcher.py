@@ -112,6 +112,31 @@ async def test_git_node_modules_and_swap_files_ignored(
     assert changes.paths() == {real(ws / "sentinel.txt")}
 
 
+async def test_excluded_folder_is_neither_reported_nor_listed(ws: Path) -> None:
+    """acpls' own state inside the workspace (a folder opened at `~`): its transcripts change
+    during every turn, and none of it is an agent's write."""
+    state = ws / ".local" / "state" / "acpls"
+    (state / "transcripts").mkdir(parents=True)
+    (state / "transcripts" / "old.md").write_text("old\n")
+    changes = Changes()
+    watcher = TurnWatcher(
+        [str(ws)], changes.on_change, debounce_ms=50, use_git=False, excluded=[str(state)]
+    )
+    await watcher.start()
+    try:
+        (state / "transcripts" / "s1.md").write_text("a turn\n")
+        (state / "transcripts" / "old.md").write_text("appended\n")
+        (ws / ".local" / "state" / "other.log").write_text("not ours\n")
+        await changes.wait_for(ws / ".local" / "state" / "other.log")
+        await asyncio.sleep(0.2)
+        assert changes.paths() == {real(ws / ".local" / "state" / "other.log")}
+        listed = watcher._snapshot  # pyright: ignore[reportPrivateUsage]
+        assert real(ws / "old.txt") in listed
+        assert not [p for p in listed if p.startswith(real(state))]
+    finally:
+        await watcher.stop(flush=False)
+
+
 async def test_deleted_file_is_reported(watched: tuple[TurnWatcher, Changes], ws: Path) -> None:
     _, changes = watched
     (ws / "old.txt").unlink()
@@ -309,9 +334,15 @@ class SleepSpy:
         monkeypatch.setattr(asyncio, "sleep", spy)
 
 
-async def aged_watcher(ws: Path, changes: Changes, **kwargs: int) -> TurnWatcher:
+async def aged_watcher(ws: Path, changes: Changes, max_snapshot_files: int = 20_000) -> TurnWatcher:
     age(ws / "src" / "main.py", ws / "old.txt")
-    watcher = TurnWatcher([str(ws)], changes.on_change, debounce_ms=50, use_git=False, **kwargs)
+    watcher = TurnWatcher(
+        [str(ws)],
+        changes.on_change,
+        debounce_ms=50,
+        use_git=False,
+        max_snapshot_files=max_snapshot_files,
+    )
     await watcher.start()
     return watcher
 

@@ -96,7 +96,12 @@ class Hub:
             editor, self.sessions, self.tasks, self.state_dir, self.environ, self
         )
         self.review = ReviewController(
-            editor, self.sessions, self.tasks, self.follow, baselines=self.checkpoints
+            editor,
+            self.sessions,
+            self.tasks,
+            self.follow,
+            baselines=self.checkpoints,
+            own_dirs=(str(self.state_dir),),
         )
         self.router = UpdateRouter(
             editor,

@@ -73,8 +73,12 @@ class ReviewController:
         tasks: TaskSupervisor,
         follow: FollowController,
         baselines: BaselinesPart,
+        own_dirs: tuple[str, ...] = (),
     ) -> None:
         self.editor = editor
+        # acpls' own state (transcripts, checkpoints): written during every turn, and inside the
+        # workspace when it is opened at `~`; never an agent's write, never watched.
+        self.own_dirs = own_dirs
         self.sessions = sessions  # the registry's, read only: whose turns are running
         self.tasks = tasks
         self.follow = follow  # an agent's disk write is followed like its edits
@@ -94,7 +98,9 @@ class ReviewController:
         if not roots:
             return
         watch = _Watch(session)
-        watcher = TurnWatcher(roots, lambda change: self._disk_changed(watch, change))
+        watcher = TurnWatcher(
+            roots, lambda change: self._disk_changed(watch, change), excluded=self.own_dirs
+        )
         watch.watcher = watcher
         for uri, text in self.editor.open_documents().items():
             try:

@@ -3,8 +3,9 @@
 A `TurnWatcher` runs while a turn runs (`start` when it starts, `stop` when it ends). It reports
 every file added, modified or deleted under the workspace roots to a callback, except build and
 tool directories (`.git/`, `node_modules/`, `__pycache__/`, `.venv/`, `build/`, `dist/`,
-`target/`, `out/`, ...), editor swap files, and paths the caller marked with `ignore_once`
-(the editor's own saves, acpls' own writes).
+`target/`, `out/`, ...), editor swap files, the caller's `excluded` folders (acpls' own state,
+when the workspace holds it) and paths the caller marked with `ignore_once` (the editor's own
+saves, acpls' own writes).
 
 The hard part is the *baseline*: review needs each file's text from before the agent first
 touched it, but a change event arrives after the write, when the old text is gone from disk.
@@ -141,8 +142,11 @@ class TurnWatcher:
         max_file_bytes: int = 2 * 1024 * 1024,
         ignore_ttl_s: float = 5.0,
         use_git: bool = True,
+        excluded: Iterable[str] = (),
     ) -> None:
         self._roots = [os.path.realpath(r) for r in roots]
+        # Folders never reported nor listed, as prefixes ending in a separator.
+        self._excluded = tuple(os.path.join(os.path.realpath(e), "") for e in excluded)
         self._on_change = on_change
         self._debounce_ms = debounce_ms
         self._max_snapshot_files = max_snapshot_files
@@ -346,7 +350,7 @@ class TurnWatcher:
         if name.endswith(_SWAP_SUFFIXES) or name.startswith(".#") or name == "4913":
             return False
         root = self._root_of(path)
-        if root is None:
+        if root is None or self._is_excluded(path):
             return False
         parts = os.path.relpath(path, root).split(os.sep)
         return not any(part in IGNORED_DIRS for part in parts)
@@ -422,6 +426,9 @@ class TurnWatcher:
 
     # -- files ---------------------------------------------------------------------------------
 
+    def _is_excluded(self, path: str) -> bool:
+        return bool(self._excluded) and os.path.join(path, "").startswith(self._excluded)
+
     def _list_files(self, roots: list[str]) -> tuple[dict[str, Stat], bool]:
         """`Stat` of the files under the roots, and whether the listing is complete."""
         found: dict[str, Stat] = {}
@@ -435,7 +442,7 @@ class TurnWatcher:
             for entry in entries:
                 try:
                     if entry.is_dir(follow_symlinks=False):
-                        if entry.name not in IGNORED_DIRS:
+                        if entry.name not in IGNORED_DIRS and not self._is_excluded(entry.path):
                             pending.append(entry.path)
                     elif entry.is_file():
                         found[os.path.realpath(entry.path)] = _stat_of(entry.stat())
