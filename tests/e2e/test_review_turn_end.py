@@ -83,17 +83,21 @@ async def test_a_workspace_holding_acpls_state_reviews_only_the_agents_writes(
     server_env: dict[str, str], workspace: Path, tmp_path: Path
 ):
     """A folder opened at `~` holds acpls' own state (XDG_STATE_HOME under it): the transcript
-    and the checkpoint acpls writes during the turn are not the agent's, and review lists only
-    what the agent wrote. Nor does acpls log each change its watch detects: an editor keeps
+    and the checkpoint acpls writes during the turn are not the agent's, nor are the editor's
+    and other programs' logs there (Neovim's lsp.log, which holds acpls' stderr), and review
+    lists only what the agent wrote. Nor does acpls log each change its watch detects: an editor keeps
     acpls' stderr in a file (Neovim's lsp.log), and in the watched folder each line was a change
     to detect and log again."""
     state = workspace / ".local" / "state"
     env = {**server_env, "XDG_STATE_HOME": str(state)}
     notes = workspace / "notes.md"
+    editor_log = state / "nvim" / "lsp.log"
+    editor_log.parent.mkdir(parents=True)
     chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "ok "}}
     step = [
         {"update": chunk},
         {"disk": {"op": "write", "path": str(notes), "text": "# Notes\n"}},
+        {"disk": {"op": "write", "path": str(editor_log), "text": "[ERROR] stderr\n"}},
         *({"update": chunk} for _ in range(20)),
         {"sleep": 0.4},  # the watch's debounce: acpls' writes of the turn reach it as events
     ]

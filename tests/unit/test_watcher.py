@@ -137,6 +137,28 @@ async def test_excluded_folder_is_neither_reported_nor_listed(ws: Path) -> None:
         await watcher.stop(flush=False)
 
 
+async def test_a_root_inside_an_excluded_folder_is_watched_whole(tmp_path: Path) -> None:
+    """A project kept under the state home is the user's: only folders inside a root are left
+    out, never the root itself or what holds it."""
+    state_home = tmp_path / "state"
+    project = state_home / "project"
+    project.mkdir(parents=True)
+    changes = Changes()
+    watcher = TurnWatcher(
+        [str(project)],
+        changes.on_change,
+        debounce_ms=50,
+        use_git=False,
+        excluded=[str(state_home), str(project)],
+    )
+    await watcher.start()
+    try:
+        (project / "main.py").write_text("x = 2\n")
+        await changes.wait_for(project / "main.py")
+    finally:
+        await watcher.stop(flush=False)
+
+
 async def test_deleted_file_is_reported(watched: tuple[TurnWatcher, Changes], ws: Path) -> None:
     _, changes = watched
     (ws / "old.txt").unlink()

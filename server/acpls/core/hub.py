@@ -56,11 +56,17 @@ CANCEL_GRACE_SECONDS = 3.0
 DIDCHANGE_SETTLE_S = 0.5
 
 
-def default_state_dir(environ: Mapping[str, str]) -> Path:
+def state_home(environ: Mapping[str, str]) -> Path:
+    """`$XDG_STATE_HOME`: where programs keep their logs and histories (Neovim's lsp.log, which
+    holds acpls' own stderr, among them)."""
     base = environ.get("XDG_STATE_HOME") or os.path.join(
         environ.get("HOME", "/tmp"), ".local", "state"
     )
-    return Path(base) / "acpls"
+    return Path(base)
+
+
+def default_state_dir(environ: Mapping[str, str]) -> Path:
+    return state_home(environ) / "acpls"
 
 
 class Hub:
@@ -101,7 +107,7 @@ class Hub:
             self.tasks,
             self.follow,
             baselines=self.checkpoints,
-            own_dirs=(str(self.state_dir),),
+            unwatched=(str(self.state_dir), str(state_home(self.environ))),
         )
         self.router = UpdateRouter(
             editor,

@@ -73,12 +73,12 @@ class ReviewController:
         tasks: TaskSupervisor,
         follow: FollowController,
         baselines: BaselinesPart,
-        own_dirs: tuple[str, ...] = (),
+        unwatched: tuple[str, ...] = (),
     ) -> None:
         self.editor = editor
-        # acpls' own state (transcripts, checkpoints): written during every turn, and inside the
-        # workspace when it is opened at `~`; never an agent's write, never watched.
-        self.own_dirs = own_dirs
+        # Folders whose changes are never an agent's work (acpls' own state, the programs' state
+        # home): written during turns, and inside the workspace when it is opened at `~`.
+        self.unwatched = unwatched
         self.sessions = sessions  # the registry's, read only: whose turns are running
         self.tasks = tasks
         self.follow = follow  # an agent's disk write is followed like its edits
@@ -99,7 +99,7 @@ class ReviewController:
             return
         watch = _Watch(session)
         watcher = TurnWatcher(
-            roots, lambda change: self._disk_changed(watch, change), excluded=self.own_dirs
+            roots, lambda change: self._disk_changed(watch, change), excluded=self.unwatched
         )
         watch.watcher = watcher
         for uri, text in self.editor.open_documents().items():

@@ -145,8 +145,13 @@ class TurnWatcher:
         excluded: Iterable[str] = (),
     ) -> None:
         self._roots = [os.path.realpath(r) for r in roots]
-        # Folders never reported nor listed, as prefixes ending in a separator.
-        self._excluded = tuple(os.path.join(os.path.realpath(e), "") for e in excluded)
+        # Folders never reported nor listed, as prefixes ending in a separator: only those inside
+        # a root (a root inside one, a project kept under ~/.local/state, is watched whole).
+        prefixes = (os.path.join(os.path.realpath(e), "") for e in excluded)
+        roots_as_prefixes = [os.path.join(r, "") for r in self._roots]
+        self._excluded = tuple(
+            p for p in prefixes if any(p.startswith(r) and p != r for r in roots_as_prefixes)
+        )
         self._on_change = on_change
         self._debounce_ms = debounce_ms
         self._max_snapshot_files = max_snapshot_files
