@@ -3,9 +3,9 @@
 A `TurnWatcher` runs while a turn runs (`start` when it starts, `stop` when it ends). It reports
 every file added, modified or deleted under the workspace roots to a callback, except build and
 tool directories (`.git/`, `node_modules/`, `__pycache__/`, `.venv/`, `build/`, `dist/`,
-`target/`, `out/`, ...), editor swap files, the caller's `excluded` folders (acpls' own state,
-when the workspace holds it) and paths the caller marked with `ignore_once` (the editor's own
-saves, acpls' own writes).
+`target/`, `out/`, ...), editor swap files, the caller's `excluded` folders inside a root
+(acpls' own state and `$XDG_STATE_HOME`, when the workspace holds them) and paths the caller
+marked with `ignore_once` (the editor's own saves, acpls' own writes).
 
 The hard part is the *baseline*: review needs each file's text from before the agent first
 touched it, but a change event arrives after the write, when the old text is gone from disk.
