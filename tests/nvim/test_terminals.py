@@ -603,3 +603,36 @@ def test_a_pane_shrunk_and_grown_again_keeps_every_row(plain_nvim):
     assert result["before"] == expected
     assert result["shrunk"] == expected
     assert result["grown"] == expected
+
+
+def test_a_character_cut_between_two_slices_reaches_the_pane_whole(plain_nvim):
+    """A long piece is fed in slices; a slice that ended inside a UTF-8 character made the pane
+    show `�` for it (a 35k-line log with a non-ASCII character a line: one wrong line in the
+    retained tail, every run). Every line holds two-, three- and four-byte characters at shifting
+    offsets, so some slice boundary falls inside each width."""
+    result = plain_nvim.exec_lua(
+        """
+        require('acpls.config').set({ui = {terminal = {scrollback = 30000}}})
+        local terms = require('acpls.terminals')
+        local parts = {}
+        for i = 0, 9999 do
+          parts[#parts + 1] = ('%s é ✓ 𝄞 %05d\\r\\n'):format(('x'):rep(i % 7), i)
+        end
+        terms.on_update({sessionId = 's', terminalId = 't', command = 'log'}, {})
+        terms.on_output({sessionId = 's', terminalId = 't', text = table.concat(parts)}, {})
+        terms.on_update({sessionId = 's', terminalId = 't', command = 'log',
+                         exitStatus = {exitCode = 0}}, {})
+        local done = vim.wait(30000, function() return terms.pending_bytes() == 0 end, 5)
+        vim.wait(200)
+        local buf = terms.list()[1].buf
+        return {done = done, lines = vim.tbl_filter(function(l) return l ~= '' end, T.lines(buf))}
+        """
+    )
+    assert result["done"] is True
+    lines = result["lines"]
+    assert lines[-1] == "[process exit 0]"
+    wanted = [f"{'x' * (i % 7)} é ✓ 𝄞 {i:05d}".lstrip() for i in range(10_000)]
+    broken = [
+        (got, want) for got, want in zip(lines[:-1], wanted, strict=True) if got.strip() != want
+    ]
+    assert broken == [], broken[:3]

@@ -208,6 +208,26 @@ local function drop_queue(t)
   feeding[t] = nil
 end
 
+-- Where to cut `piece` to keep at most `limit` bytes without splitting a UTF-8 character: each
+-- `nvim_chan_send` is decoded on its own, so half a character at a slice's end became `�` in the
+-- pane (and its other half another). Steps back over continuation bytes (10xxxxxx) to the start
+-- of the character the cut fell in; a piece that is not UTF-8 still moves on (at most 3 back).
+local function utf8_cut(piece, limit)
+  local cut = limit
+  for _ = 1, 3 do
+    local next_byte = piece:byte(cut + 1)
+    if next_byte == nil or next_byte < 0x80 or next_byte >= 0xC0 then
+      return cut
+    end
+    cut = cut - 1
+  end
+  local next_byte = piece:byte(cut + 1)
+  if next_byte ~= nil and next_byte >= 0xC0 then
+    return cut
+  end
+  return limit
+end
+
 -- The next slice of `t`'s waiting output (whole pieces joined, a long piece cut), at most `size`.
 local function take_slice(t, size)
   local q = t.queue
@@ -220,7 +240,10 @@ local function take_slice(t, size)
       q[t.qhead] = nil
       t.qhead = t.qhead + 1
     else
-      local cut = size - n
+      local cut = utf8_cut(piece, size - n)
+      if cut == 0 then
+        break -- the next character does not fit this slice: it starts the next one
+      end
       parts[#parts + 1] = piece:sub(1, cut)
       q[t.qhead] = piece:sub(cut + 1)
       n = size
