@@ -178,6 +178,25 @@ async def test_custom_url_question_completed_by_the_agent(
     await until(lambda: client.questions_cancelled)  # the editor's request was withdrawn
 
 
+@pytest.mark.parametrize("protocol", [1, 2])
+async def test_a_url_question_completed_after_the_user_answered_names_its_session(
+    client, workspace: Path, tmp_path: Path, protocol: int
+):
+    """The user accepts (the browser opens); the agent's elicitation/complete comes later, when
+    acpls holds no open question for it: the editor is still told which session it was."""
+    log = tmp_path / "agent.jsonl"
+    asked = ask_with(client, lambda p: {"action": "accept"})
+    complete = {"send": {"jsonrpc": "2.0", "method": "elicitation/complete",
+                         "params": {"elicitationId": "el-1"}}}  # fmt: skip
+    script = url_script(protocol, then=[complete, {"sleep": 0.5}])
+    await start(client, workspace, scripted(script, log))
+    await command(client, "acpls.prompt", {"text": "sign in"})
+    assert answers(log, protocol) == [{"action": "accept"}]
+    await until(lambda: notifications(client, "acpls/elicitationComplete"))
+    done = notifications(client, "acpls/elicitationComplete")
+    assert done == [{"elicitationId": "el-1", "sessionId": asked[0]["sessionId"]}]
+
+
 async def test_custom_url_accept(client, workspace: Path, tmp_path: Path):
     log = tmp_path / "agent.jsonl"
     ask_with(client, lambda p: {"action": "accept"})

@@ -40,6 +40,10 @@ logger = logging.getLogger(__name__)
 MAX_OPEN_QUESTIONS = 32
 # An editor that keeps answering with content that does not fit is not asked forever.
 MAX_ATTEMPTS = 20
+# URL questions the user has answered, remembered so that the agent's `elicitation/complete`,
+# which names only the elicitation, still reaches the editor with its session (the browser flow
+# ends long after the question was answered `accept`). Oldest forgotten first.
+MAX_ANSWERED_URLS = 256
 DONE, CANCEL = "Done", "Cancel"
 
 
@@ -70,6 +74,7 @@ class Questions:
         self.state_dir = state_dir  # questions/: the JSON forms generic editors fill in
         self._keys = itertools.count(1)
         self._open: dict[int, OpenQuestion] = {}
+        self._answered_urls: dict[str, str] = {}  # elicitationId -> sessionId, oldest first
 
     def register(self, conn: AgentConnection) -> None:
         def create(params: Any) -> Any:
@@ -110,6 +115,7 @@ class Questions:
 
     def _close(self, pending: OpenQuestion, asker: asyncio.Task[Any]) -> None:
         self._open.pop(pending.key, None)
+        self._remember_url(pending.question)
         pending.settle(q.answer(q.CANCEL))
         if not asker.done():
             asker.cancel()
@@ -131,16 +137,25 @@ class Questions:
         match = next(
             (p for p in self._open.values() if p.question.elicitation_id == elicitation_id), None
         )
+        if match is not None:
+            session_id = match.question.session_id
+        else:
+            session_id = self._answered_urls.pop(elicitation_id, None)
         if self.editor.custom_mode:
             self.editor.notify(
                 msg.ELICITATION_COMPLETE,
-                msg.ElicitationCompleteParams(
-                    elicitationId=elicitation_id,
-                    sessionId=match.question.session_id if match else None,
-                ),
+                msg.ElicitationCompleteParams(elicitationId=elicitation_id, sessionId=session_id),
             )
         if match is not None:
             match.settle(q.answer("accept"))
+
+    def _remember_url(self, question: q.Question) -> None:
+        if question.mode != "url" or not question.elicitation_id or not question.session_id:
+            return
+        self._answered_urls.pop(question.elicitation_id, None)
+        self._answered_urls[question.elicitation_id] = question.session_id
+        while len(self._answered_urls) > MAX_ANSWERED_URLS:
+            del self._answered_urls[next(iter(self._answered_urls))]
 
     def withdraw(self, session_id: str | None = None) -> None:
         """The turn was cancelled or the session closed: its open questions are answered
