@@ -65,7 +65,7 @@ async def test_every_page_with_titles(client, workspace, tmp_path, protocol):
     ]
     assert "nextCursor" not in every
     assert every["offers"] == {
-        "load": protocol == 1,
+        "load": True,  # v2: session/resume with replayFrom
         "resume": True,
         "fork": False,
         "close": True,

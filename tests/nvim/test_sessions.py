@@ -76,7 +76,7 @@ def test_history_resume_fork_close_delete_logout(editor_factory, protocol):
     assert labels == ["Title old-a", "Title old-b"]
     actions = pick(ed, "acpls.session_action", "Resume")
     assert "Fork into a new chat" in actions and "Delete" in actions
-    assert ("Load with its history" in actions) == (protocol == 1)
+    assert "Load with its history" in actions  # v2: session/resume with replayFrom
     ed.wait(
         "return #require('acpls.chat').list() == 2"
         " and require('acpls.chat').list()[2].sessionId == 'old-b'",
@@ -124,4 +124,34 @@ def test_history_resume_fork_close_delete_logout(editor_factory, protocol):
         what="the logout",
     )
     assert sent(ed, "logout" if protocol == 1 else "auth/logout", protocol) == [{}]
+    assert ed.errors() == []
+
+
+@pytest.mark.parametrize("protocol", [1, 2])
+def test_acpls_load_shows_the_stored_sessions_history(editor_factory, protocol):
+    """`:Acpls load` continues a stored session with its history in the chat, from a v1 agent
+    (`session/load`) and from a v2 agent (`session/resume` with `replayFrom`): a v2 session once
+    came back empty, resumed without it."""
+    history = [
+        {"update": {"sessionUpdate": "user_message_chunk",
+                    "content": {"type": "text", "text": "what did we do"}}},
+        {"update": {"sessionUpdate": "agent_message_chunk",
+                    "content": {"type": "text", "text": "hello from the history"}}},
+    ]  # fmt: skip
+    spec = script(protocol)
+    spec["on_load" if protocol == 1 else "on_resume"] = history
+    ed = editor_factory(spec)
+    ed.nvim.command("Acpls load")
+    pick(ed, "acpls.sessions", "Title old-b")
+    ed.wait(
+        "local c = require('acpls.chat').list()[1]"
+        " return c and table.concat(T.lines(c.buf), '\\n'):find('hello from the history') ~= nil",
+        what="the replayed history in the chat",
+    )
+    if protocol == 1:
+        assert [r["sessionId"] for r in sent(ed, "session/load", 1)] == ["old-b"]
+    else:
+        resumes = sent(ed, "session/resume", 2)
+        assert resumes == [{**resumes[0], "sessionId": "old-b", "replayFrom": {"type": "start"}}]
+    assert "what did we do" in chat_text(ed, 1)
     assert ed.errors() == []

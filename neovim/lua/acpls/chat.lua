@@ -1663,7 +1663,7 @@ end
 --- `:Acpls load`: pick one of the agent's earlier sessions and continue it in a new chat; the
 --- agent replays its history into the chat.
 function M.load_session()
-  pick_stored({ prompt = 'Load an agent session' }, function(root, id, s, offers)
+  pick_stored({ prompt = 'Load an agent session', kind = 'acpls.sessions' }, function(root, id, s, offers)
     M.open_stored(root, id, s, offers.load == false and offers.resume and 'acpls.resumeSession' or 'acpls.loadSession')
   end)
 end

@@ -65,7 +65,9 @@ MAX_CHOICES = 20
 def offers(conn: AgentConnection) -> dict[str, bool]:
     """What the agent lets the user do with its sessions (front ends offer only these)."""
     return {
-        "load": conn.version == 1 and conn.session_capability("load"),
+        # Load = continue with the history shown: v1 `session/load`, or v2 `session/resume` with
+        # `replayFrom` (every v2 agent that resumes can replay; hub.load_session sends it).
+        "load": conn.session_capability("load" if conn.version == 1 else "resume"),
         "resume": conn.session_capability("resume"),
         "fork": conn.session_capability("fork"),
         "close": can_close(conn),
