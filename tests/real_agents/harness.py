@@ -64,12 +64,32 @@ COMMAND_OUTPUT = "report-written"
 MARKER = "ACPLS_REAL_AGENT_RUN"
 
 
-def _base_env(home: Path) -> dict[str, str]:
+SYSTEM_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
+NODE_TOOLS = frozenset({"node", "nodejs", "npm", "npx", "corepack"})
+
+
+def _base_env(home: Path, *, node_on_path: bool = True) -> dict[str, str]:
+    if not node_on_path:
+        return {"PATH": path_without_node(home.parent / "no-node-bin"), "HOME": str(home)}
     node_dir = os.path.dirname(shutil.which("node") or "/usr/bin/node")
     return {
-        "PATH": os.pathsep.join(dict.fromkeys([node_dir, "/usr/local/bin", "/usr/bin", "/bin"])),
+        "PATH": os.pathsep.join(dict.fromkeys([node_dir, *SYSTEM_PATH])),
         "HOME": str(home),
     }
+
+
+def path_without_node(folder: Path) -> str:
+    """A PATH of one folder holding every program of the system's PATH but Node.js and npm: the
+    machine of a user who never installed Node."""
+    folder.mkdir(exist_ok=True)
+    for directory in SYSTEM_PATH:
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(directory):
+                link = folder / entry.name
+                if entry.name not in NODE_TOOLS and not link.exists() and not link.is_symlink():
+                    link.symlink_to(entry.path)
+    assert shutil.which("node", path=str(folder)) is None
+    return str(folder)
 
 
 @attrs.frozen
@@ -633,11 +653,13 @@ async def agent_run(
     *,
     custom: bool = True,
     open_session: bool = True,
+    node_on_path: bool = True,
     **settings: Any,
 ) -> AsyncIterator[AgentRun]:
     """The model server with `scenario`'s script, a git workspace, acpls (custom or generic mode)
     with the agent configured offline, and an open session (mode set, signed in) ready to prompt
-    (`open_session=False`: no sign-in and no session yet, for tests of those).
+    (`open_session=False`: no sign-in and no session yet, for tests of those; `node_on_path=False`:
+    the agent's PATH has every system program but Node.js and npm).
     Anything of the run still alive at the end is killed (the test checks it with
     `exit_editor`)."""
     workspace = make_workspace(tmp_path / "ws")
@@ -647,7 +669,8 @@ async def agent_run(
     script = load_script(spec.script_dir, scenario, workspace=str(workspace))
     with ModelServer(script, log_path=tmp_path / "model.jsonl") as model:
         spec.prepare_home(model.url, home)
-        env = _base_env(home) | spec.env(model.url, home) | {MARKER: marker}
+        env = _base_env(home, node_on_path=node_on_path) | spec.env(model.url, home)
+        env[MARKER] = marker
         agent = {"command": str(executable(spec.name)), "args": list(spec.args), "env": env}
         async with disk_editor(server_env) as editor:
             run = AgentRun(spec, editor, model, workspace, custom, marker)

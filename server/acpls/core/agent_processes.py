@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -23,6 +24,7 @@ from acpls.core.agent_slots import AgentSlot, guard_sessions
 from acpls.core.errors import CommandError
 from acpls.editor import messages as msg
 from acpls.registry.spec import AgentSpec
+from acpls.services import node_runtime
 from acpls.services.agent_install import AgentInstallError
 from acpls.settings import parse_settings
 from acpls.translate.agent_stderr import sandbox_problem
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
     from acpls.core.routing import UpdateRouter
     from acpls.core.sessions import SessionRegistry
     from acpls.flow import FlowGate
+    from acpls.services.node_runtime import NodeShims
     from acpls.settings import Settings
     from acpls.supervisor import TaskSupervisor
 
@@ -71,9 +74,12 @@ class AgentProcesses:
         editor_output: FlowGate,
         environ: Mapping[str, str],
         hub: ProcessesHub,
+        *,
+        node: NodeShims | None = None,
     ) -> None:
         self.editor = editor
         self.environ = environ  # the editor's environment, which agents inherit
+        self.node = node  # a Node.js for agents whose PATH has none
         self.registry = registry
         self.tasks = tasks
         self.catalog = catalog
@@ -119,8 +125,12 @@ class AgentProcesses:
             raise ValueError(str(exc)) from exc
 
     def agent_env(self, spec: AgentSpec) -> dict[str, str]:
-        """The editor's environment minus `env.remove`, plus the agent's own env."""
-        return {**self.hub.settings.base_env(self.environ), **dict(spec.env)}
+        """The editor's environment minus `env.remove`, plus the agent's own env; acpls' Node
+        first on its PATH where that PATH has none (an npm agent's `#!/usr/bin/env node`)."""
+        env = {**self.hub.settings.base_env(self.environ), **dict(spec.env)}
+        if self.node is not None:
+            self.node.complete(env)
+        return env
 
     def slot(self, name: str) -> AgentSlot:
         slot = self._slots.get(name)
@@ -189,23 +199,31 @@ class AgentProcesses:
         try:
             await asyncio.wait_for(conn.open(settings.protocol_version), AGENT_START_TIMEOUT)
         except (AcpError, AgentStartError, OSError, TimeoutError) as exc:
-            raise await self._failed_start(slot, conn, exc) from exc
+            raise await self._failed_start(slot, conn, exc, env) from exc
         self._status(slot, "running")
         self.catalog.auth_methods[spec.name] = list(conn.auth_methods)
         return conn
 
     async def _failed_start(
-        self, slot: AgentSlot, conn: AgentConnection, exc: Exception
+        self, slot: AgentSlot, conn: AgentConnection, exc: Exception, env: Mapping[str, str]
     ) -> CommandError:
         detail = exc.message if isinstance(exc, AcpError) else str(exc) or type(exc).__name__
         message = f"acpls: the agent {slot.name} could not start: {detail}"
         if conn.process.returncode is not None or conn.process.failure:
             message += f"\n{conn.exit_message()}"
+        if self._lacks_node(conn, env):
+            message += f"\n{node_runtime.NO_NODE}"
         slot.conn = None
         await conn.close()
         self._status(slot, "failed", message)
         self.editor.show_message(ports.MESSAGE_ERROR, message)
         return CommandError(message, INTERNAL_ERROR)
+
+    def _lacks_node(self, conn: AgentConnection, env: Mapping[str, str]) -> bool:
+        """The start failed as a missing `node` or `npx` fails (127: `env: node: not found`;
+        no npx to exec), and there is no Node.js for this agent anywhere."""
+        missing = conn.process.returncode == 127 or os.path.basename(conn.process.argv[0]) == "npx"
+        return missing and self.node is not None and self.node.runtime_for(env) is None
 
     async def _install_first(self, slot: AgentSlot, agent_id: str) -> None:
         """A registry binary is downloaded and unpacked before its first start."""

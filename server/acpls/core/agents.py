@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import shutil
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import Any
 from acpls.presets import PRESET_LIST, PRESETS_BY_NAME, Preset
 from acpls.registry.model import DEFAULT_REGISTRY_URL, RegistryAgent, current_platform
 from acpls.registry.spec import AgentSpec
-from acpls.services import agent_install
+from acpls.services import agent_install, node_runtime
 from acpls.services.agent_install import AgentInstallError, Which
 from acpls.services.registry import RegistryService, RegistryState
 from acpls.supervisor import TaskSupervisor
@@ -41,13 +40,14 @@ class AgentCatalog:
         *,
         tasks: TaskSupervisor | None = None,
         platform: str | None = None,
-        which: Which = shutil.which,
+        which: Which | None = None,
     ) -> None:
         self.environ = dict(environ)
         self.service = RegistryService(self.environ, url)
         self.tasks = tasks
         self.platform = platform if platform is not None else current_platform()
-        self.which = which
+        # Commands are looked up on the agents' PATH, which may hold acpls' Node (node_runtime).
+        self.which = which or node_runtime.path_which(self.environ)
         self._refreshing: asyncio.Task[RegistryState] | None = None
         self._refreshed_at: float | None = None
         self.auth_methods: dict[str, list[dict[str, Any]]] = {}  # seen in initialize, by name

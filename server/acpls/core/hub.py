@@ -40,6 +40,7 @@ from acpls.core.session_admin import SessionAdmin
 from acpls.core.sessions import SessionRegistry
 from acpls.flow import FlowGate
 from acpls.registry.spec import AgentSpec
+from acpls.services import node_runtime
 from acpls.settings import Settings, parse_settings
 from acpls.supervisor import TaskSupervisor
 from acpls.translate import usage
@@ -84,6 +85,8 @@ class Hub:
         self.editor_output = editor_output if editor_output is not None else FlowGate()
         self.environ = dict(environ if environ is not None else os.environ)
         self.state_dir = state_dir or default_state_dir(self.environ)
+        # Agents whose PATH has no Node.js run on acpls' (services/node_runtime.py).
+        self.node = node_runtime.NodeShims(self.state_dir / "node" / "bin", self.environ)
         self.settings = Settings()
         self.tasks = TaskSupervisor("hub")
         self.registry = SessionRegistry()
@@ -135,7 +138,9 @@ class Hub:
             self,
         )
         self.questions = Questions(editor, self.sessions, self.tasks, self.state_dir)
-        self.catalog = AgentCatalog(self.environ, self.settings.registry_url, tasks=self.tasks)
+        self.catalog = AgentCatalog(
+            self.node.completed(self.environ), self.settings.registry_url, tasks=self.tasks
+        )
         self.processes = AgentProcesses(
             editor,
             self.registry,
@@ -146,6 +151,7 @@ class Hub:
             self.editor_output,
             self.environ,
             self,
+            node=self.node,
         )
         self.sign_in = SignIn(editor, self)
         self.admin = SessionAdmin(editor, self.registry, self)
