@@ -3,12 +3,16 @@ plugin defines its command and mappings without loading its modules."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from tests.nvim.conftest import ACPLS, PLUGIN
+from tests.real_agents.harness import path_without_node
 
 pytestmark = pytest.mark.nvim
 
@@ -232,6 +236,33 @@ def test_acpls_install_with_uv_puts_the_server_in_the_plugins_bin(plain_nvim, tm
     cmd, why = nvim.exec_lua("return {require('acpls.client').server_cmd()}")
     assert (cmd, why) == ([f"{data}/acpls/bin/acpls"], ":Acpls install")
     assert nvim.exec_lua("return vim.fn.system({...})", cmd[0], "--version").startswith("acpls ")
+
+
+def test_acpls_install_on_a_machine_without_node_brings_a_node_for_the_agents(plain_nvim, tmp_path):
+    """No `node` on PATH: `:Acpls install` installs `acpls[node]`, and the server it installed
+    gives an npm agent's `#!/usr/bin/env node` a Node (services/node_runtime.py)."""
+    nvim = plain_nvim
+    uv = shutil.which("uv", path=os.path.dirname(sys.executable)) or shutil.which("uv")
+    assert uv is not None, "uv (a test extra) is missing"
+    path = path_without_node(tmp_path / "no-node") + os.pathsep + os.path.dirname(uv)
+    nvim.exec_lua("vim.env.PATH = ...; vim.env.UV_TOOL_DIR = ...", path, str(tmp_path / "uv-tools"))
+    source = nvim.exec_lua("return require('acpls.install').source()")
+    assert nvim.exec_lua("return require('acpls.install').requirement(...)", source) == (
+        f"{source}[node]"
+    )
+    assert nvim.exec_lua("return require('acpls.install').requirement(..., true)", source) == source
+    ok, message = _install(nvim)
+    assert ok, message
+    data = nvim.exec_lua("return vim.fn.stdpath('data')")
+    server = Path(f"{data}/acpls/bin/acpls")
+    python = server.read_text().splitlines()[0].removeprefix("#!")
+    found = subprocess.run(
+        [python, "-c", "from acpls.services import node_runtime as n; print(n._from_wheel().node)"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert found.returncode == 0, found.stderr
+    done = subprocess.run([found.stdout.strip(), "--version"], capture_output=True, text=True)
+    assert done.stdout.startswith("v"), done.stderr
 
 
 @pytest.mark.parametrize("tool", ["uv", "pipx"])

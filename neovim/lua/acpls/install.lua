@@ -1,7 +1,8 @@
 -- `:Acpls install`: installs the acpls server from the repository this plugin lives in, with
 -- `uv tool install` where uv is found, else `pipx install`, else a virtualenv and pip. uv and pipx
 -- put the `acpls` command in a bin directory of the plugin's own (stdpath('data')/acpls/bin), so
--- the plugin always knows where its server is, whatever the user's PATH.
+-- the plugin always knows where its server is, whatever the user's PATH. On a machine without
+-- Node.js it installs `acpls[node]`: the npm agents then run on the Node that extra brings.
 local config = require('acpls.config')
 
 local M = {}
@@ -123,8 +124,18 @@ local function runner(wait)
   end
 end
 
+--- What to install: the repository, with the `node` extra (a Node.js inside the server's
+--- environment, which npm agents then run on) when this machine has no `node` of its own.
+function M.requirement(source, has_node)
+  if has_node == nil then
+    has_node = vim.fn.executable('node') == 1
+  end
+  return has_node and source or (source .. '[node]')
+end
+
 --- The steps of each installer: a list of {name, cmd, env}.
 local function steps(tool, opts, source)
+  source = M.requirement(source)
   local bin = M.bin_dir()
   if tool == 'uv' then
     return { { 'uv tool install', { 'uv', 'tool', 'install', '--force', source }, { UV_TOOL_BIN_DIR = bin } } }
