@@ -27,6 +27,11 @@ VSX_VERSION       := $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' server/acpl
 VSX_TARGETS       := linux-x64 linux-arm64 darwin-x64 darwin-arm64 win32-x64
 # The uv each package carries (PyPI's uv wheel for the target): it gets a Python where none is.
 VSX_UV_VERSION    := 0.13.9
+# npm's CLI (pure JavaScript, its dependencies inside its tarball): VS Code ships a Node but no
+# npm, and agents whose PATH has no node run `npx` on VS Code's Node with it (model/editorNode.ts).
+# npm 10 runs on every Node VS Code 1.100+ ships.
+VSX_NPM_CLI_VERSION := 10.9.2
+VSX_NPM_CLI        = $(VSX_BUILD)/npm-cli/package
 vsix_of            = dist/acpls-$(VSX_VERSION)-$(1).vsix
 VSIXES            := $(foreach t,$(VSX_TARGETS),$(call vsix_of,$(t)))
 # The package the end-to-end tests install (this machine's).
@@ -97,6 +102,12 @@ $(VSX_BUILD)/%/.bundled: $(VSX_WHEEL) $(VSX_DIR)/scripts/bundle.py
 	  --uv-version $(VSX_UV_VERSION) 2>&1 | { grep -v '^WARNING: Location' || true; }
 	touch $@
 
+$(VSX_NPM_CLI)/.unpacked:
+	rm -rf $(VSX_BUILD)/npm-cli && mkdir -p $(VSX_BUILD)/npm-cli
+	cd $(VSX_BUILD)/npm-cli && npm pack --silent --loglevel=error npm@$(VSX_NPM_CLI_VERSION) >/dev/null \
+	  && tar xzf npm-$(VSX_NPM_CLI_VERSION).tgz && test -f package/bin/npx-cli.js
+	touch $@
+
 # Each package is made from a staging copy of the extension with only its target's bundle, so the
 # five can be built one after another (or at once) without touching vscode-extension/.
 $(VSX_BUILD)/extension.built: $(VSX_NPM_STAMP) $(VSX_SOURCES)
@@ -105,11 +116,12 @@ $(VSX_BUILD)/extension.built: $(VSX_NPM_STAMP) $(VSX_SOURCES)
 	cd $(VSX_DIR) && node esbuild.mjs --production
 	@mkdir -p $(@D) && touch $@
 
-dist/acpls-$(VSX_VERSION)-%.vsix: $(VSX_BUILD)/%/.bundled $(VSX_BUILD)/extension.built
+dist/acpls-$(VSX_VERSION)-%.vsix: $(VSX_BUILD)/%/.bundled $(VSX_BUILD)/extension.built $(VSX_NPM_CLI)/.unpacked
 	@mkdir -p $(@D)
 	rm -rf $(VSX_BUILD)/$*/stage && mkdir -p $(VSX_BUILD)/$*/stage
 	cp -r $(VSX_DIR)/package.json $(VSX_DIR)/README.md $(VSX_DIR)/.vscodeignore $(VSX_DIR)/dist \
 	  $(VSX_DIR)/media $(VSX_BUILD)/$*/bundled $(VSX_BUILD)/$*/stage/
+	cp -r $(VSX_NPM_CLI) $(VSX_BUILD)/$*/stage/bundled/npm && rm -f $(VSX_BUILD)/$*/stage/bundled/npm/.unpacked
 	cd $(VSX_BUILD)/$*/stage && $(abspath $(VSX_DIR))/node_modules/.bin/vsce package --no-dependencies \
 	  --target $* --allow-missing-repository --skip-license --out $(abspath $@) >/dev/null
 	@echo "built $@"

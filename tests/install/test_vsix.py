@@ -86,6 +86,12 @@ def test_package_holds_its_platforms_server_and_uv(target: str) -> None:
             found_fmt, arches = architectures(vsix.read(name))
             assert found_fmt == fmt and arch in arches, f"{name}: {found_fmt} {arches}"
 
+        # npm's CLI for agents without a Node of their own (they run on VS Code's): the JavaScript
+        # and its dependencies, the same in every package.
+        npm = "extension/bundled/npm/"
+        assert f"{npm}bin/npx-cli.js" in names and f"{npm}bin/npm-cli.js" in names
+        assert f"{npm}node_modules/@npmcli/config/package.json" in names
+
         uv = "extension/bundled/bin/uv" + (".exe" if fmt == "pe" else "")
         assert uv in names
         found_fmt, arches = architectures(vsix.read(uv))

@@ -4,7 +4,7 @@ scripted model server playing `claude/editor_turn`, and prints one JSON line wit
 `acpls.agent` setting that runs the installed Claude Code (pinned in agents.mk) against the model,
 and the texts the test checks on disk. It serves until its stdin closes.
 
-    python -m tests.real_agents.serve_claude --workspace DIR --log FILE
+    python -m tests.real_agents.serve_claude --workspace DIR --log FILE [--no-node]
 
 When Claude Code is not installed it prints `{"error": ...}` (saying which make target installs it)
 and exits with status 2: the test fails, it never skips.
@@ -35,6 +35,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--workspace", type=Path, required=True, help="made here (must not exist)")
     parser.add_argument("--log", type=Path, required=True, help="the model server's request log")
+    parser.add_argument(
+        "--no-node",
+        action="store_true",
+        help="the agent's PATH has no node or npm: it runs on the editor's Node, through acpls",
+    )
     args = parser.parse_args()
     agent = pinned("claude")
     if not (agent.prefix / ".installed").is_file() or not os.access(agent.path, os.X_OK):
@@ -49,7 +54,7 @@ def main() -> int:
     home.mkdir(parents=True, exist_ok=True)
     script = load_script("claude", "editor_turn", workspace=str(workspace))
     with ModelServer(script, log_path=args.log) as model:
-        env = _base_env(home) | _claude_env(model.url, home)
+        env = _base_env(home, node_on_path=not args.no_node) | _claude_env(model.url, home)
         out = {
             "workspace": str(workspace),
             "agent": {"command": str(agent.path), "args": [], "env": env, "name": "claude"},

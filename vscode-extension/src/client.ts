@@ -4,6 +4,7 @@
 // handlers of the acpls/* messages (registered once, by the features) are attached to every client
 // the extension starts. Incoming params are checked against protocol.ts before any handler sees them.
 
+import * as fs from "node:fs";
 import * as path from "node:path";
 import * as readline from "node:readline";
 import * as vscode from "vscode";
@@ -32,6 +33,7 @@ import {
   type ServerMethod,
   SERVER_MESSAGES,
 } from "./protocol";
+import { editorNodeEnv } from "./model/editorNode";
 import { ServerLogParser } from "./model/serverLog";
 import { type ServerKey, validateSettings } from "./model/settings";
 import { findPython } from "./python";
@@ -149,9 +151,11 @@ export class AcplsClient implements vscode.Disposable {
     const config = vscode.workspace.getConfiguration("acpls", folder);
     const override = config.get<string[]>("server.command", []).filter((part) => part !== "");
     const cwd = folder?.scheme === "file" ? folder.fsPath : undefined;
+    // Agents whose PATH has no node run on VS Code's own (acpls: services/node_runtime.py).
+    const node = editorNodeEnv(process.execPath, this.context.asAbsolutePath(path.join("bundled", "npm")), fs.existsSync);
     if (override.length > 0) {
       const [command, ...args] = override as [string, ...string[]];
-      return { command, args, options: { cwd, env: { ...process.env, PYTHONUNBUFFERED: "1" } } };
+      return { command, args, options: { cwd, env: { ...process.env, ...node, PYTHONUNBUFFERED: "1" } } };
     }
     const { python } = await findPython(this.context, folder, this.log);
     const bundled = this.context.asAbsolutePath(path.join("bundled", "libs"));
@@ -159,7 +163,7 @@ export class AcplsClient implements vscode.Disposable {
     return {
       command: python,
       args: ["-m", "acpls"],
-      options: { cwd, env: { ...process.env, PYTHONPATH: pythonPath, PYTHONUNBUFFERED: "1", PYTHONNOUSERSITE: "1" } },
+      options: { cwd, env: { ...process.env, ...node, PYTHONPATH: pythonPath, PYTHONUNBUFFERED: "1", PYTHONNOUSERSITE: "1" } },
     };
   }
 

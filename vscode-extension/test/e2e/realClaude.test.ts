@@ -6,6 +6,9 @@
 // the command's permission, allowed, and its output in a VS Code terminal; review with the report
 // kept and the edit rejected from their CodeLens. The files on disk are checked after each step. A
 // missing Claude Code fails the test (make test-vscode installs it first: `agent-claude`).
+// The agent's PATH has no node or npm (serve_claude --no-node): Claude Code's
+// `#!/usr/bin/env node` runs on the Node VS Code itself runs on, which the extension passes to
+// acpls (model/editorNode.ts, server/acpls/services/node_runtime.py).
 // Screenshots go to test-artifacts/vscode/ (prefixed "claude").
 
 import assert from "node:assert/strict";
@@ -43,7 +46,7 @@ async function onDisk(name: string, text: string | undefined, timeoutMs = 20_000
 async function startModel(): Promise<typeof run> {
   const python = process.env.TEST_PYTHON;
   if (python === undefined || python === "") throw new Error("TEST_PYTHON is not set (run this through make test-vscode)");
-  const child = spawn(python, ["-m", "tests.real_agents.serve_claude", "--workspace", vscode.workspace, "--log", join(env.artifacts, "claude-model.jsonl")], {
+  const child = spawn(python, ["-m", "tests.real_agents.serve_claude", "--workspace", vscode.workspace, "--log", join(env.artifacts, "claude-model.jsonl"), "--no-node"], {
     cwd: env.repoRoot,
     stdio: ["pipe", "pipe", "inherit"],
   });
