@@ -2,7 +2,8 @@
 tests/real_agents/agents.mk) in the real Neovim, its model played by the scripted model server:
 one whole turn as a user drives it. Prompt, follow, the permission prompt with its diff, allow, the
 command's output in a terminal buffer, review with a hunk kept and one rejected from the list, and
-the files on disk checked after each step. A missing agent fails the test (`make agents`)."""
+the files on disk checked after each step. A missing agent fails the test (`make agents`). The
+agent's PATH has no Node.js: it runs on the one acpls brings (`acpls[node]`)."""
 
 from __future__ import annotations
 
@@ -58,7 +59,8 @@ def claude_editor(editor_factory, tmp_path: Path, request):
         agent = {
             "command": str(executable("claude")),
             "args": [],
-            "env": _base_env(home) | _claude_env(model.url, home),
+            # No node on the agent's PATH: it runs on the Node of acpls[node] (node_runtime.py).
+            "env": _base_env(home, node_on_path=False) | _claude_env(model.url, home),
         }
         ed = editor_factory(None, agent=agent, env={"remove": ["*"]})
         ed.nvim.command(f"cd {workspace}")
