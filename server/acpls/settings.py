@@ -52,6 +52,8 @@ class Settings:
     registry_url: str = DEFAULT_REGISTRY_URL
     # Agent name -> the mode id set after session/new (`defaultMode`).
     default_modes: tuple[tuple[str, str], ...] = ()
+    # Agent name -> (config option id, value) pairs set on each session (`defaultConfig`).
+    default_configs: tuple[tuple[str, tuple[tuple[str, str | bool], ...]], ...] = ()
     # More agents by name (`agents`): name -> an agent object's spec (named by the key) or the
     # preset / registry name it stands for (resolved when a session asks for it).
     agents: tuple[tuple[str, AgentSpec | str], ...] = ()
@@ -63,6 +65,10 @@ class Settings:
     def default_mode(self, agent: str) -> str | None:
         """The mode `agent`'s new sessions are put in (`defaultMode`), or None (its own)."""
         return dict(self.default_modes).get(agent)
+
+    def default_config(self, agent: str) -> tuple[tuple[str, str | bool], ...]:
+        """The config options `agent`'s sessions are given (`defaultConfig`), in order."""
+        return dict(self.default_configs).get(agent, ())
 
     def configured_agent(self, name: str) -> AgentSpec | str | None:
         """The `agents` setting's entry for `name`, or None."""
@@ -241,6 +247,24 @@ def _default_modes(value: Any) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(value.items()))
 
 
+def _default_configs(value: Any) -> tuple[tuple[str, tuple[tuple[str, str | bool], ...]], ...]:
+    if value == []:
+        return ()
+    if not isinstance(value, Mapping):
+        raise TypeError("must map agent names to {option id: value}")
+    out = []
+    for agent, options in sorted(value.items()):
+        if options == []:
+            options = {}
+        if not isinstance(agent, str) or not isinstance(options, Mapping):
+            raise ValueError(f"{agent!r} must map option ids to values")
+        pairs = tuple(options.items())
+        if not all(isinstance(k, str) and k and isinstance(v, (str, bool)) for k, v in pairs):
+            raise ValueError(f"{agent}: each option id maps to a value id (string) or a boolean")
+        out.append((agent, pairs))
+    return tuple(out)
+
+
 # Every key the server reads, dotted as editors/protocol.md section 1 and
 # editors/fixtures/settings.json name it: the Settings field it sets and how it is checked.
 _KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
@@ -248,6 +272,7 @@ _KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "agents": ("agents", _parse_agents),
     "protocolVersion": ("protocol_version", _parse_version),
     "defaultMode": ("default_modes", _default_modes),
+    "defaultConfig": ("default_configs", _default_configs),
     "follow.enabled": ("follow_enabled", _bool),
     "follow.subagents": ("follow_subagents", _bool),
     "mcpServers": ("mcp_servers", _mcp_servers),

@@ -44,6 +44,7 @@ from acpls.services import node_runtime
 from acpls.settings import Settings, parse_settings
 from acpls.supervisor import TaskSupervisor
 from acpls.translate import usage
+from acpls.translate.config_defaults import plan_defaults
 from acpls.translate.mentions import Mention
 from acpls.translate.session_updates import SessionUpdateNormalizer
 from acpls.translate.terminals import TerminalStore
@@ -298,11 +299,48 @@ class Hub:
             raise CommandError(f"the agent answered session/new with {result!r}", INTERNAL_ERROR)
         conn = self.connection_of(name) or conn  # a sign-in may have restarted it
         session = self._register_session(conn, result["sessionId"], cwd, result)
-        await self._apply_default_mode(session, name, result)
+        await self.apply_defaults(session, result)
         return session
 
+    async def apply_defaults(self, session: Session, result: Any) -> None:
+        """The agent's `defaultMode` and `defaultConfig`, on a session it just made, loaded,
+        resumed or forked (`result`: the agent's answer)."""
+        agent = session.agent or self.settings.agent.name
+        answer = result if isinstance(result, dict) else {}
+        await self._apply_default_mode(session, agent, answer)
+        await self._apply_default_config(session, agent)
+
+    async def _apply_default_config(self, session: Session, agent: str) -> None:
+        """Each option of `defaultConfig` set with `session/set_config_option`; one the agent
+        does not offer, a value it does not list, or a refusal is shown as defaultMode's are."""
+        wanted = self.settings.default_config(agent)
+        if not wanted:
+            return
+        to_set, problems = plan_defaults(session.config_options, wanted)
+        for config_id, value in to_set:
+            try:
+                await self.set_config_option(session.id, config_id, value)
+            except (CommandError, AcpError) as exc:
+                problems.append(f"{config_id}: {exc}")
+        for problem in problems:
+            self._default_not_set(session, agent, "defaultConfig", problem)
+
+    def _default_not_set(self, session: Session, agent: str, setting: str, problem: str) -> None:
+        message = f"acpls: {agent} did not take {setting} ({problem})"
+        logger.warning("%s", message)
+        self.editor.show_message(ports.MESSAGE_WARNING, message)
+        self.router.send_update(
+            session,
+            {
+                "sessionUpdate": "notice",
+                "severity": "warning",
+                "title": f"{agent}: {setting} not set",
+                "description": problem,
+            },
+        )
+
     async def _apply_default_mode(self, session: Session, agent: str, result: dict) -> None:
-        """Put a new session in the agent's `defaultMode`. A mode it does not offer, or a
+        """Put the session in the agent's `defaultMode`. A mode it does not offer, or a
         refusal, is shown (window/showMessage and a notice), never silent; the session keeps
         the agent's own mode."""
         mode = self.settings.default_mode(agent)
@@ -323,18 +361,7 @@ class Hub:
                 return
             except (CommandError, AcpError) as exc:
                 problem = str(exc)
-        message = f"acpls: {agent} did not take defaultMode {mode!r} ({problem})"
-        logger.warning("%s", message)
-        self.editor.show_message(ports.MESSAGE_WARNING, message)
-        self.router.send_update(
-            session,
-            {
-                "sessionUpdate": "notice",
-                "severity": "warning",
-                "title": f"{agent}: defaultMode {mode!r} not set",
-                "description": problem,
-            },
-        )
+        self._default_not_set(session, agent, f"defaultMode {mode!r}", problem)
 
     def lifecycle_params(self, conn: AgentConnection, cwd: str) -> dict[str, Any]:
         """`cwd`, `mcpServers` and, where the agent takes them, the editor's other workspace
@@ -385,6 +412,7 @@ class Hub:
         finally:
             self.router.replay(session, False)
         self.router.session_started(session, result if isinstance(result, dict) else {})
+        await self.apply_defaults(session, result)
         self.pump.flush_now()
         return session
 

@@ -39,6 +39,8 @@ class SessionsHub(Protocol):
 
     def lifecycle_params(self, conn: AgentConnection, cwd: str) -> dict[str, Any]: ...
 
+    async def apply_defaults(self, session: Session, result: Any) -> None: ...
+
     async def with_auth(self, conn: AgentConnection, method: str, params: Any) -> Any: ...
 
     def workspace_root(self) -> str: ...
@@ -163,6 +165,7 @@ class SessionAdmin:
         forked = self.hub.adopt_session(fork_id, cwd, result, conn)
         if session is not None and session.title and forked.title is None:
             forked.title = session.title
+        await self.hub.apply_defaults(forked, result)
         return {"sessionId": forked.id, "forkedFrom": origin}
 
     async def close(self, session_id: Any) -> dict[str, Any]:

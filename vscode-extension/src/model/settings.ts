@@ -14,6 +14,7 @@ export const SERVER_KEYS = [
   "agents",
   "protocolVersion",
   "defaultMode",
+  "defaultConfig",
   "follow.enabled",
   "follow.subagents",
   "mcpServers",
@@ -76,6 +77,10 @@ const VALIDATORS: Record<ServerKey, Validator> = {
   protocolVersion: (v) => (v === "auto" || v === 1 || v === 2 ? undefined : 'must be "auto", 1 or 2'),
   defaultMode: (v) =>
     isObject(v) && Object.values(v).every((m) => typeof m === "string" && m !== "") ? undefined : "must map agent names to mode ids",
+  defaultConfig: (v) =>
+    isObject(v) && Object.values(v).every((o) => isObject(o) && Object.values(o).every((x) => typeof x === "string" || typeof x === "boolean"))
+      ? undefined
+      : "must map agent names to {option id: value id or true/false}",
   "follow.enabled": boolean,
   "follow.subagents": boolean,
   mcpServers: (v) => (Array.isArray(v) && v.every(isObject) ? undefined : "must be a list of MCP server objects"),
