@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 # Two cores on CI: run the Python suite on both.
 PYTEST_WORKERS ?= 2
 
-.PHONY: help venv bytecode test test-python lint demo demo-transcript bench bench-editors bench-nvim stress clean apt-base update-schemas
+.PHONY: help venv bytecode test test-python lint lint-workflows demo demo-transcript bench bench-editors bench-nvim stress clean apt-base update-schemas dist test-dist
 
 help:
 	@echo "make demo             the whole product on the built-in demo agent (no API key)"
@@ -19,7 +19,8 @@ help:
 	@echo "make bench            benchmarks against baselines measured in the same run"
 	@echo "make bench-editors    the same in a real VS Code and a real Neovim: terminal panes, latency, chat load"
 	@echo "make stress           long fuzzing and load runs"
-	@echo "make lint             ruff, pyright and tsc --strict"
+	@echo "make lint             ruff, pyright, tsc --strict and the release workflows"
+	@echo "make dist             the release: wheel, sdist, five .vsix and SHA256SUMS in dist/, each checked"
 	@echo "make update-schemas   refresh editors/acp-schema/ from npm @agentclientprotocol/sdk (ACP_SCHEMA_VERSION=x.y.z)"
 
 # Python: one virtualenv with the package (editable) and everything the tests need.
@@ -51,10 +52,16 @@ apt-base: $(APT_STAMP)
 test-python: $(STAMP) bytecode apt-base
 	$(PY) -m pytest -q -n $(PYTEST_WORKERS) -m "not nvim and not vscode and not vsix and not slow and not editors and not interop and not real_agents" $(PYTEST_ARGS)
 
-lint: $(STAMP)
+lint: $(STAMP) lint-workflows
 	$(VENV)/bin/ruff check server tests bench
 	$(VENV)/bin/ruff format --check server tests bench
 	$(VENV)/bin/pyright
+
+# The public repository's workflows (.github/): GitHub's workflow schema (vendored in
+# check-jsonschema) and zizmor's security audits, both offline. Nothing here can run them.
+lint-workflows: $(STAMP)
+	$(VENV)/bin/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
+	$(VENV)/bin/zizmor --offline --quiet --config .github/zizmor.yml .github/workflows/
 
 demo-transcript: $(STAMP) bytecode
 	$(PY) -m acpls.demo.transcript
@@ -80,6 +87,23 @@ bench-nvim: $(STAMP)
 ACP_SCHEMA_VERSION ?=
 update-schemas:
 	editors/acp-schema/update.sh $(ACP_SCHEMA_VERSION)
+
+# A release in dist/: the wheel and the sdist (`python -m build`, `twine check --strict`), the five
+# .vsix (vscode-extension/vscode.mk), SHA256SUMS; then tests/install/test_dist.py and test_vsix.py
+# check what each holds and start the ones this machine can run. .github/workflows/release.yml
+# publishes what this makes.
+DIST_VERSION = $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' server/acpls/__init__.py)
+dist: $(STAMP) vsix
+	rm -f dist/acpls-*.whl dist/acpls-*.tar.gz dist/SHA256SUMS
+	set -o pipefail; $(PY) -m build -q --outdir dist . 2>&1 | { grep -v '^WARNING: Location' || true; }
+	$(PY) -m twine check --strict dist/acpls-$(DIST_VERSION)-py3-none-any.whl dist/acpls-$(DIST_VERSION).tar.gz
+	cd dist && sha256sum acpls-$(DIST_VERSION)-py3-none-any.whl acpls-$(DIST_VERSION).tar.gz \
+	  acpls-$(DIST_VERSION)-*.vsix > SHA256SUMS
+	VSIX_DIR=$(abspath dist) VSIX_VERSION=$(DIST_VERSION) $(PY) -m pytest -q -p no:cacheprovider \
+	  -m vsix tests/install/test_dist.py tests/install/test_vsix.py $(PYTEST_ARGS)
+	@echo "dist/ holds acpls $(DIST_VERSION): $$(ls dist | tr '\n' ' ')"
+
+test-dist: dist
 
 stress: $(STAMP) bytecode
 	$(PY) -m pytest -q -m "slow" $(PYTEST_ARGS)

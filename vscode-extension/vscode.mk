@@ -44,7 +44,7 @@ VSX_SERVER_SOURCES := pyproject.toml $(shell find server/acpls -name '*.py' 2>/d
 VSX_ARTIFACTS     := test-artifacts/vscode
 VSX_E2E_PYTHON    := $(firstword $(wildcard /usr/bin/python3) $(abspath $(PY)))
 
-VSCODE_TEST_TARGETS := test-ts test-vsix test-vscode
+VSCODE_TEST_TARGETS := test-ts test-dist test-vscode
 
 .PHONY: vsix test-vsix test-ts test-vscode lint-ts vscode-deps code-server bench-vscode
 
@@ -116,14 +116,15 @@ $(VSX_BUILD)/extension.built: $(VSX_NPM_STAMP) $(VSX_SOURCES)
 	cd $(VSX_DIR) && node esbuild.mjs --production
 	@mkdir -p $(@D) && touch $@
 
-dist/acpls-$(VSX_VERSION)-%.vsix: $(VSX_BUILD)/%/.bundled $(VSX_BUILD)/extension.built $(VSX_NPM_CLI)/.unpacked
+dist/acpls-$(VSX_VERSION)-%.vsix: $(VSX_BUILD)/%/.bundled $(VSX_BUILD)/extension.built $(VSX_NPM_CLI)/.unpacked LICENSE
 	@mkdir -p $(@D)
 	rm -rf $(VSX_BUILD)/$*/stage && mkdir -p $(VSX_BUILD)/$*/stage
 	cp -r $(VSX_DIR)/package.json $(VSX_DIR)/README.md $(VSX_DIR)/.vscodeignore $(VSX_DIR)/dist \
 	  $(VSX_DIR)/media $(VSX_BUILD)/$*/bundled $(VSX_BUILD)/$*/stage/
 	cp -r $(VSX_NPM_CLI) $(VSX_BUILD)/$*/stage/bundled/npm && rm -f $(VSX_BUILD)/$*/stage/bundled/npm/.unpacked
+	cp LICENSE $(VSX_BUILD)/$*/stage/LICENSE.txt
 	cd $(VSX_BUILD)/$*/stage && $(abspath $(VSX_DIR))/node_modules/.bin/vsce package --no-dependencies \
-	  --target $* --allow-missing-repository --skip-license --out $(abspath $@) >/dev/null
+	  --target $* --allow-missing-repository --out $(abspath $@) >/dev/null
 	@echo "built $@"
 
 # Keep each target's bundle between runs (make would delete it as an intermediate file).

@@ -64,6 +64,7 @@ def test_package_holds_its_platforms_server_and_uv(target: str) -> None:
         manifest = vsix.read("extension.vsixmanifest").decode()
         assert f'TargetPlatform="{target}"' in manifest
         assert "extension/dist/extension.js" in names
+        assert "extension/LICENSE.txt" in names
         for name in PACKAGES:
             assert f"{LIBS}{name}/__init__.py" in names, f"{name} is not bundled"
         assert not any("__pycache__" in n for n in names)
