@@ -208,7 +208,7 @@ def test_the_prompt_shows_the_rule_always_records_and_the_rules_list_too(editor_
     )
     ed.lua("T.answer_label(..., 'Reject')", push["index"])
     ed.wait_turn_end()
-    assert [o["optionId"] for o in permission_outcomes(ed.agent_log)] == ["always", "no"]
+    assert [o["optionId"] for o in wait_outcomes(ed, 2)] == ["always", "no"]
     ed.nvim.command("Acpls rules")
     rules = ed.wait_select()
     [label] = rules["labels"]
