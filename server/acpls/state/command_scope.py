@@ -160,6 +160,7 @@ class Word(NamedTuple):
     value: str
     pattern: bool  # an unquoted `*`, `?`, `[` or `~`: the shell may expand it
     first: str  # the first character as written (a quote, a pattern character, a dash ...)
+    raw: str  # the word as written
 
 
 @attrs.frozen
@@ -196,6 +197,7 @@ def shell_words(command: str) -> list[Word] | None:
 
 
 def _read_word(command: str, i: int) -> tuple[Word, int] | None:
+    start = i
     first = command[i]
     parts: list[str] = []
     pattern = False
@@ -223,7 +225,7 @@ def _read_word(command: str, i: int) -> tuple[Word, int] | None:
             pattern = pattern or ch in _PATTERN_CHARS
             parts.append(ch)
             i += 1
-    return Word("".join(parts), pattern, first), i
+    return Word("".join(parts), pattern, first, command[start:i]), i
 
 
 def _double_quoted(command: str, i: int) -> tuple[str, int] | None:
@@ -253,6 +255,8 @@ def command_scope(command: str, workspace: str) -> CommandScope | None:
         words = shell_words(words[2].value)  # `bash -lc 'git status'` is `git status`
     if not words:
         return None
+    if any(_ASSIGNMENT.match(w.value) and not _ASSIGNMENT.match(w.raw) for w in words):
+        return None  # `'FOO=1' cmd` runs a program named `FOO=1`: not what it looks like
     values = [w.value for w in words]
     program = next((v for v in values if not _ASSIGNMENT.match(v)), "")
     if not program.isascii() or not program.isprintable():
@@ -484,6 +488,8 @@ def _stays_inside(value: str, workspace: str) -> bool:
             value = value.split("=", 1)[1]
         elif value.startswith("--"):
             return True
+        elif "/" in value or "~" in value:
+            return False  # `-rf/home/u/.ssh/id_rsa`: where a bundle's value starts is unknown
         else:
             value = value[2:]
     for part in re.split(r"[=:,]", value):
