@@ -435,6 +435,11 @@ MUST_NOT_MATCH = [
     ("go test ./...", "go test -exec /tmp/x ./..."),
     ("go test ./...", "go test -toolexec=/tmp/x ./..."),
     ("go build", "go run ./evil"),
+    ("go vet ./...", "go vet -vettool=./evil ./..."),
+    ("mypy src", "mypy --python-executable=./evil src"),
+    ("pyright", "pyright --pythonpath ./evil"),
+    ("rg foo", "rg --hostname-bin=./evil foo"),
+    ("zsh -c 'cat a'", "zsh -c 'cat =python'"),
     # interpreters and destructive tools are exact.
     ("python3 script.py", "python3 -c 'import os; os.system(\"x\")'"),
     ("python3 script.py", "python3 other.py"),

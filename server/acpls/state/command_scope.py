@@ -42,7 +42,8 @@ _UNSAFE_CHARS = frozenset(";&|<>`$\n\r(){}")
 _PATTERN_CHARS = frozenset("*?[~")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _DURATION = re.compile(r"\d+(\.\d+)?[smhd]?")
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash"})
+# zsh is left out: its words expand differently (`=cmd`, more patterns), so its scripts stay exact.
+_SHELLS = frozenset({"sh", "bash", "dash"})
 _SHELL_C = frozenset({"-c", "-lc", "-ic"})
 
 # Options of wrappers and tools before the program / subcommand: (take a value, plain flags,
@@ -133,8 +134,10 @@ _FREE_PROGRAMS: dict[str, _Forbidden] = {
     "cat": ((), ""), "grep": ((), ""), "diff": ((), ""), "which": ((), ""), "file": ((), ""),
     "stat": ((), ""), "du": ((), ""), "df": ((), ""), "echo": ((), ""), "whoami": ((), ""),
     "uname": ((), ""), "true": ((), ""), "false": ((), ""), "basename": ((), ""),
-    "dirname": ((), ""), "realpath": ((), ""), "mypy": ((), ""), "pyright": ((), ""),
-    "rg": (("--pre",), ""),
+    "dirname": ((), ""), "realpath": ((), ""),
+    "mypy": (("--python-executable",), ""),
+    "pyright": (("--pythonpath",), ""),
+    "rg": (("--pre", "--hostname-bin"), ""),
     "tree": (("-o",), "o"),
     "date": (("--set", "-s"), "s"),
     # pytest runs the project's tests (their code is what was approved); plugins, other config
@@ -146,8 +149,8 @@ _SUBCOMMAND_FORBIDDEN: dict[str, _Forbidden] = {
     "git": (("--output", "--upload-pack", "--receive-pack", "--exec", "--ext-diff",
              "--open-files-in-pager", "--no-index", "--textconv", "-O"), "O"),
     "cargo": (("--config", "-Z"), "Z"),
-    "go": (("-exec", "--exec", "-toolexec", "--toolexec", "-overlay", "--overlay", "-modfile",
-            "--modfile"), ""),
+    "go": (("-exec", "--exec", "-toolexec", "--toolexec", "-vettool", "--vettool", "-overlay",
+            "--overlay", "-modfile", "--modfile"), ""),
     "ruff": ((), ""),
 }  # fmt: skip
 _NOTHING: _Forbidden = ((), "")
