@@ -20,6 +20,7 @@ from acpls.state.rules import (
     default_rules_path,
     tool_call_paths,
 )
+from acpls.translate.permissions import generic_message
 
 WS = "/ws/project"
 OPTIONS = [
@@ -596,3 +597,30 @@ def test_the_prompt_shows_what_record_records(rules_file: Path) -> None:
         {"kind": "fetch", "urlOrigin": "https://a.example",
          "description": "fetch: URLs on https://a.example"}
     ]  # fmt: skip
+
+
+def test_a_hand_written_rule_is_no_wider_than_a_recorded_one(rules_file: Path) -> None:
+    """`commandArgs: "any"` frees arguments only after the fixed words a rule made now would
+    have: `git` + any is not `git push`."""
+    rules_file.parent.mkdir(parents=True)
+    wide = [
+        {**_legacy("git"), "commandArgs": "any"},
+        {**_legacy("timeout 5"), "commandArgs": "any"},
+    ]
+    rules_file.write_text(json.dumps({"version": 1, "rules": wide}))
+    rules = store(rules_file)
+    for attack in ("git push --force", "git clean -fdx", "timeout 5 rm -rf build"):
+        assert rules.match("a", exec_call(attack)) is None, attack
+    assert rules.match("a", exec_call("git")) is not None
+
+
+def test_generic_message_names_the_rule_or_says_nothing_is_recorded() -> None:
+    scope = {"kind": "execute", "description": "execute: git status [any arguments]"}
+    assert generic_message("Run", "execute", [], None, [scope]).splitlines() == [
+        "The agent asks: Run (execute)",
+        "Always allow/reject records: execute: git status [any arguments]",
+    ]
+    assert generic_message("Run", "execute", [], None, []).endswith(
+        "records nothing here: you will be asked again."
+    )
+    assert generic_message("Run", "execute", [], None, None) == "The agent asks: Run (execute)"
