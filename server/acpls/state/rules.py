@@ -479,7 +479,7 @@ def command_of(tool_call: Mapping[str, Any]) -> str | None:
 
 def _unwrap_shell(argv: list[str]) -> str:
     """`["bash", "-lc", "git status"]` is the command `git status`."""
-    shells = ("sh", "bash", "zsh", "dash")
+    shells = ("sh", "bash", "dash")  # zsh expands words differently: its scripts stay exact
     if len(argv) == 3 and os.path.basename(argv[0]) in shells and argv[1] in ("-c", "-lc", "-ic"):
         return argv[2].strip()
     return shlex.join(argv)
