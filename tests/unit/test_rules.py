@@ -509,6 +509,8 @@ MUST_MATCH = [
     ("git push origin main", "git push origin main"),
     ("npx prettier --check .", "npx prettier --check ."),
     ("ruff check src", "ruff check tests"),
+    ("git log", "git log --grep 'a=b'"),
+    ("FOO=1 pytest", "FOO=1 pytest -k 'x=y'"),
 ]
 
 

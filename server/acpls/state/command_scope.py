@@ -258,10 +258,13 @@ def command_scope(command: str, workspace: str) -> CommandScope | None:
         words = shell_words(words[2].value)  # `bash -lc 'git status'` is `git status`
     if not words:
         return None
-    if any(_ASSIGNMENT.match(w.value) and not _ASSIGNMENT.match(w.raw) for w in words):
-        return None  # `'FOO=1' cmd` runs a program named `FOO=1`: not what it looks like
     values = [w.value for w in words]
-    program = next((v for v in values if not _ASSIGNMENT.match(v)), "")
+    leading = next((i for i, v in enumerate(values) if not _ASSIGNMENT.match(v)), len(values))
+    if any(
+        not _ASSIGNMENT.match(w.raw) for w in words[: leading + 1] if _ASSIGNMENT.match(w.value)
+    ):
+        return None  # `'FOO=1' cmd` runs a program named `FOO=1`: not what it looks like
+    program = values[leading] if leading < len(values) else ""
     if not program.isascii() or not program.isprintable():
         return None  # a look-alike of a known program name is never pinned or widened
     patterns = any(w.pattern for w in words)
