@@ -230,6 +230,13 @@ def test_whole_kind_fetch_origin_and_title_with_input_scopes(rules_file: Path) -
     assert rules.match("a", {**same, "rawInput": {"sql": "DROP TABLE users"}}) is None
     assert rules.match("a", {"kind": "other", "title": "mcp: do thing"}) is None
     assert rules.match("a", {**same, "title": "mcp: other thing"}) is None
+    # A mode switch is never approved as a kind: the next switch (to a mode that asks nothing)
+    # is asked about.
+    plan = {"kind": "switch_mode", "title": "Ready to code?", "rawInput": {"mode": "default"}}
+    [switch] = rules.record("a", plan, "allow_always")
+    assert rules.match("a", plan) == switch
+    bypass = {**plan, "rawInput": {"mode": "bypassPermissions"}}
+    assert rules.match("a", bypass) is None
 
 
 def fetch_call(url: str) -> dict[str, Any]:
@@ -555,9 +562,11 @@ def test_rules_of_earlier_versions_are_narrowed(rules_file: Path) -> None:
     old = [_legacy(p) for p in ("git", "git status", "npm test", "timeout", "python3", "npx")]
     old.append({**_legacy("x", kind="other", toolTitle="mcp: run"), "commandPrefix": None})
     old.append({**_legacy("y", kind="fetch"), "commandPrefix": None})
+    old.append({**_legacy("z", kind="switch_mode"), "commandPrefix": None})
     rules_file.write_text(json.dumps({"version": 1, "rules": old}))
     rules = store(rules_file)
-    assert len(rules.list()) == 8  # all still listed, so they can be removed
+    assert len(rules.list()) == 9  # all still listed, so they can be removed
+    assert rules.match("a", {"kind": "switch_mode", "title": "Bypass permissions"}) is None
 
     def matched(command: str) -> str | None:
         rule = rules.match("a", exec_call(command))

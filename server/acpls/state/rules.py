@@ -17,9 +17,11 @@ the rule is narrow and acpls, not the agent, keeps it:
   `$(`, `>`, ...) is asked about again, and answering "always" to such a command records nothing.
 * `fetch`: the scheme and host (and port) of the URLs in rawInput; a request matches when every
   URL it names has that origin. A fetch that names no URL records nothing.
-* `search`, `think`, `switch_mode`: the whole kind, for that agent.
-* `other` and unknown kinds: the exact tool-call title *and* the exact rawInput (as canonical
-  JSON), since the kind says nothing and the title is the agent's own text.
+* `search`, `think`: the whole kind, for that agent.
+* `switch_mode`, `other` and unknown kinds: the exact tool-call title *and* the exact rawInput (as
+  canonical JSON), since the kind says nothing and the title is the agent's own text; a mode
+  switch can lift every other question (a "bypass permissions" mode), so it is never approved
+  as a kind. An old whole-kind `switch_mode` rule matches nothing.
 
 Rules written by earlier versions keep working, never wider than a new rule would be: a
 `commandPrefix` without `commandArgs` allows further arguments only when the prefix is exactly
@@ -71,7 +73,7 @@ from acpls.state.command_scope import (
 log = logging.getLogger(__name__)
 
 FILE_KINDS = frozenset({"read", "edit", "delete", "move"})
-WHOLE_KINDS = frozenset({"search", "think", "switch_mode"})
+WHOLE_KINDS = frozenset({"search", "think"})
 _FORMAT_VERSION = 1
 # An `other` rule keeps the call's whole input; a bigger input is not remembered.
 _MAX_RAW_INPUT = 8192
