@@ -277,7 +277,8 @@ async def _install_agent(hub: Hub, args: dict[str, Any]) -> Any:
 
 
 async def _list_rules(hub: Hub, args: dict[str, Any]) -> Any:
-    return {"rules": [r.to_json() for r in hub.agent_requests.rules.list()]}
+    rules = hub.agent_requests.rules.list()
+    return {"rules": [{**r.to_json(), "description": r.describe()} for r in rules]}
 
 
 async def _remove_rule(hub: Hub, args: dict[str, Any]) -> Any:

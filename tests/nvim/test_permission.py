@@ -50,9 +50,9 @@ def test_prompt_offers_every_option_and_the_choice_reaches_the_agent(editor_fact
     assert "Edit hello.txt" in sel["prompt"]
     assert sel["labels"] == [
         "Allow [allow once]",
-        "Always allow [allow always]",
+        "Always allow [allow always] — records: edit: hello.txt",
         "Reject [reject once]",
-        "Never [reject always]",
+        "Never [reject always] — records: edit: hello.txt",
         "Ask my team [_acme_escalate]",
         "Later [defer]",
         "Show diff: hello.txt (+1 -1)",
@@ -169,6 +169,50 @@ def test_always_answer_becomes_a_rule_that_can_be_removed(editor_factory):
         " if n.msg:find('no remembered permission rule') then return true end end",
         what="no rule left",
     )
+
+
+def _command_script(*lines: str) -> dict:
+    options = [
+        {"optionId": "once", "name": "Allow", "kind": "allow_once"},
+        {"optionId": "always", "name": "Always allow", "kind": "allow_always"},
+        {"optionId": "no", "name": "Reject", "kind": "reject_once"},
+    ]
+    prompts = []
+    for n, line in enumerate(lines):
+        call = {"toolCallId": f"c{n}", "title": line, "kind": "execute", "status": "pending",
+                "rawInput": {"command": line}}  # fmt: skip
+        params = {"sessionId": "$sessionId", "toolCall": call, "options": options}
+        prompts.append([{"request": "session/request_permission", "params": params}])
+    return {"protocol": 1, "on_prompt": prompts}
+
+
+def test_the_prompt_shows_the_rule_always_records_and_the_rules_list_too(editor_factory):
+    """Issue 27: "always" on `git -C <ws> status` names its rule, and `git push --force` is
+    asked about afterwards."""
+    ed = editor_factory(_command_script("git -C /ws status", "git push --force"))
+    ed.nvim.command("Acpls prompt status")
+    sel = ed.wait_select("acpls.permission")
+    rule = "execute: git -C /ws status [any arguments inside the workspace]"
+    assert sel["labels"][:3] == [
+        "Allow [allow once]",
+        f"Always allow [allow always] — records: {rule}",
+        "Reject [reject once]",
+    ]
+    ed.lua("T.answer_label(..., 'Always allow')", sel["index"])
+    ed.wait_turn_end()
+    ed.nvim.command("Acpls prompt push")
+    push = ed.wait_select("acpls.permission")
+    assert "git push --force" in push["prompt"]
+    assert push["labels"][1] == (
+        "Always allow [allow always] — records: execute: git push --force (exactly this command)"
+    )
+    ed.lua("T.answer_label(..., 'Reject')", push["index"])
+    ed.wait_turn_end()
+    assert [o["optionId"] for o in wait_outcomes(ed, 2)] == ["always", "no"]
+    ed.nvim.command("Acpls rules")
+    rules = ed.wait_select()
+    [label] = rules["labels"]
+    assert label.startswith(f"allow {rule} (")
 
 
 def test_v2_patch_preview_and_diff_in_the_chat(editor_factory):

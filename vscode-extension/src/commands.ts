@@ -11,6 +11,7 @@ import type { AcplsClient } from "./client";
 import type { FollowController } from "./follow";
 import type { AgentPanel } from "./panel";
 import type { PermissionController } from "./permissions";
+import { ruleItems } from "./model/rules";
 import { modePicks } from "./model/status";
 import type { StatusController } from "./status";
 
@@ -50,7 +51,34 @@ export function uiCommands(parts: CommandParts): Record<string, (...args: unknow
     "acpls.ui.choosePermissionUi": () => choosePermissionUi(),
     "acpls.ui.openTranscript": () => openTranscript(client, panel),
     "acpls.ui.statusMenu": () => statusMenu(parts),
+    "acpls.ui.showRules": () => showRules(client),
   };
+}
+
+/** The remembered "always" answers of this workspace; the one picked is removed after a confirmation. */
+async function showRules(client: AcplsClient): Promise<void> {
+  try {
+    for (;;) {
+      const { rules } = await client.command("acpls.listRules", {});
+      const items = ruleItems(rules);
+      if (items.length === 0) {
+        void vscode.window.showInformationMessage("acpls: no remembered permission rule.");
+        return;
+      }
+      const picked = await vscode.window.showQuickPick(items, {
+        title: "acpls: permission rules (pick one to remove it)",
+        matchOnDescription: true,
+        matchOnDetail: true,
+      });
+      if (picked === undefined) return;
+      const remove = "Remove";
+      const sure = await vscode.window.showWarningMessage(`Remove the rule "${picked.label.replace(/^\$\([a-z]+\) /, "")}"?`, { modal: true }, remove);
+      if (sure !== remove) continue;
+      await client.command("acpls.removeRule", { ruleId: picked.ruleId });
+    }
+  } catch (error) {
+    void vscode.window.showErrorMessage(`acpls: permission rules: ${String(error)}`);
+  }
 }
 
 async function logout({ client, auth }: CommandParts): Promise<void> {

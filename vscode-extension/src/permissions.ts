@@ -8,7 +8,17 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import type { CancellationToken } from "vscode-languageclient/node";
 import type { AcplsClient } from "./client";
-import { applyTextEdits, kindLabel, optionIcon, optionLabel, permissionMessage, previewFiles, toolCallDiffs } from "./model/permission";
+import {
+  applyTextEdits,
+  kindLabel,
+  optionIcon,
+  optionLabel,
+  permissionMessage,
+  previewFiles,
+  recordsRule,
+  rememberText,
+  toolCallDiffs,
+} from "./model/permission";
 import { permissionUi } from "./model/settings";
 import type { PermissionOption, RequestPermissionParams, RequestPermissionResult } from "./protocol";
 import type { VirtualDocuments } from "./virtualDocuments";
@@ -212,6 +222,7 @@ export class PermissionController implements vscode.Disposable {
         ...params.options.map((option) => ({
           label: `$(${optionIcon(option.kind)}) ${option.name}`,
           description: kindLabel(option.kind),
+          detail: recordsRule(option) ? rememberText(params) : undefined,
           choice: { option } as Choice,
         })),
       ];

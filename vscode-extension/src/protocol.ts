@@ -91,6 +91,18 @@ export const PERMISSION_KINDS = ["allow_once", "allow_always", "reject_once", "r
 export const checkPermissionOption = object({ optionId: str, name: str, kind: str });
 export type PermissionOption = ReturnType<typeof checkPermissionOption>;
 
+/** What an "always" answer records (5.3 `rememberAs`): one scope of a rule, with its text. */
+export const checkRememberScope = object({
+  kind: str,
+  description: optional(str),
+  pathGlob: optional(str),
+  commandPrefix: optional(str),
+  commandArgs: optional(str),
+  toolTitle: optional(str),
+  urlOrigin: optional(str),
+});
+export type RememberScope = ReturnType<typeof checkRememberScope>;
+
 export const checkRequestPermissionParams = object({
   sessionId: str,
   title: optional(str),
@@ -100,6 +112,7 @@ export const checkRequestPermissionParams = object({
   subject: optional(anyValue),
   preview: optional(anyObject),
   previewProblems: optional(arrayOf(anyValue)),
+  rememberAs: optional(arrayOf(checkRememberScope)),
 });
 export type RequestPermissionParams = ReturnType<typeof checkRequestPermissionParams>;
 export type RequestPermissionResult = { optionId: string | null } | null;

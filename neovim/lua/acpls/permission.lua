@@ -30,6 +30,24 @@ local function title_of(req)
   return tostring(title):gsub('\n', ' ') .. kind
 end
 
+--- What an "always" answer records (`rememberAs`, editors/protocol.md 5.3), as the text shown next
+--- to the always options; nil when the request does not say.
+function M.records(params)
+  local scopes = params.rememberAs
+  if type(scopes) ~= 'table' then
+    return nil
+  end
+  if #scopes == 0 then
+    return 'records nothing (asked again next time)'
+  end
+  local texts = {}
+  for _, scope in ipairs(scopes) do
+    local text = type(scope) == 'table' and (scope.description or scope.commandPrefix or scope.pathGlob) or nil
+    table.insert(texts, (tostring(text or '?'):gsub('[%c]', ' ')))
+  end
+  return 'records: ' .. table.concat(texts, '; ')
+end
+
 local function relpath(path)
   local rel = vim.fn.fnamemodify(path, ':.')
   return rel ~= '' and rel or path
@@ -39,8 +57,13 @@ end
 --- "Decide later".
 function M.items(req)
   local items = {}
+  local records = M.records(req.params)
   for _, opt in ipairs(type(req.params.options) == 'table' and req.params.options or {}) do
-    table.insert(items, { kind = 'option', option = opt, label = M.option_label(opt) })
+    local label = M.option_label(opt)
+    if records and (opt.kind == 'allow_always' or opt.kind == 'reject_always') then
+      label = label .. ' — ' .. records
+    end
+    table.insert(items, { kind = 'option', option = opt, label = label })
   end
   for _, file in ipairs(edit.files(req.params.preview)) do
     local ok, current, proposed = pcall(edit.texts, file)
@@ -184,6 +207,9 @@ function M.drop_session(session_id)
 end
 
 local function rule_label(r)
+  if type(r.description) == 'string' then
+    return ('%s %s (%s)'):format(tostring(r.decision), r.description:gsub('[%c]', ' '), tostring(r.agent or '?'))
+  end
   local what = r.pathGlob or r.commandPrefix or r.toolTitle or 'any'
   return ('%s %s: %s (%s)'):format(tostring(r.decision), tostring(r.kind), what, tostring(r.agent or '?'))
 end

@@ -246,10 +246,28 @@ class AgentRequests:
         chosen = outcome.get("outcome", {}).get("optionId")
         kind = next((o.get("kind") for o in options if o["optionId"] == chosen), None)
         if isinstance(kind, str) and kind in ("allow_always", "reject_always"):
+            # `record` records exactly the scopes `_remember_as` showed: both are computed from
+            # this same tool-call snapshot (routing's `to_editor()` copy, not the live state).
             try:
-                self.rules.record(session.agent or self.hub.settings.agent.name, tool_call, kind)
+                recorded = self.rules.record(
+                    session.agent or self.hub.settings.agent.name, tool_call, kind
+                )
             except OSError as exc:
                 logger.warning("could not save the permission rule: %s", exc)
+                return
+            for rule in recorded:
+                logger.info("remembered %s %s (%s)", rule.decision, rule.describe(), rule.rule_id)
+
+    def _remember_as(
+        self, tool_call: dict[str, Any], options: list[dict[str, Any]]
+    ) -> list[dict[str, Any]] | None:
+        """What an "always" answer would record, shown with the prompt; None when no option is
+        an "always" one or rules are off."""
+        if not self.hub.settings.remember_rules:
+            return None
+        if not any(o.get("kind") in ("allow_always", "reject_always") for o in options):
+            return None
+        return self.rules.describe_scopes(tool_call)
 
     def _permission_tool_call(
         self, session: Session, request: RequestPermissionRequest
@@ -308,6 +326,7 @@ class AgentRequests:
             subject=_given(request.subject),
             preview=preview.edit if preview is not None else None,
             previewProblems=(preview.problems or None) if preview is not None else None,
+            rememberAs=self._remember_as(tool_call, pending.options),
         )
         pending.editor_msg_id = f"acpls-permission-{uuid.uuid4().hex[:12]}"
         result = await self.editor.request(msg.REQUEST_PERMISSION, asked, pending.editor_msg_id)
@@ -331,6 +350,7 @@ class AgentRequests:
             tool_call.get("kind") if isinstance(tool_call.get("kind"), str) else None,
             files,
             _given(request.description),
+            self._remember_as(tool_call, pending.options),
         )
         options = perm.unique_titles(pending.options)
         pending.options = options

@@ -55,6 +55,9 @@ class RequestPermissionParams:
     subject: dict[str, Any] | None = None
     preview: dict[str, Any] | None = None
     previewProblems: list[str] | None = None
+    # What an `allow_always` / `reject_always` answer records (protocol.md 5.3); [] records
+    # nothing, absent when no option is an "always" one or rules are off.
+    rememberAs: list[dict[str, Any]] | None = None
 
 
 @attrs.define(kw_only=True)

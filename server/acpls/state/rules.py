@@ -9,13 +9,26 @@ the rule is narrow and acpls, not the agent, keeps it:
   and diff paths), as a glob of that exact path relative to the workspace (absolute when outside).
   A request matches an allow rule only when *every* path it names is covered; one covered path is
   enough for a reject rule. A file tool call that names no path records nothing.
-* `execute`: the command's first word(s) (`git status`, `npm run build`, `pytest`), from rawInput
-  `command` (or the title); for commands that can destroy or leak (`rm`, `sudo`, `curl`, `find`,
-  ...) the exact command. An allow rule only ever matches a simple command: anything with shell
-  operators, substitutions or redirections (`;`, `&&`, `|`, `$(`, `>`, ...) is asked about again,
-  and answering "always" to such a command records nothing.
-* `search`, `fetch`, `think`, `switch_mode`: the whole kind, for that agent.
-* `other` and unknown kinds: the exact tool-call title, since the kind says nothing.
+* `execute`: the command's fixed words and whether more may follow, from rawInput `command` (or
+  the title), as `acpls.state.command_scope` works them out: program, wrappers, global options and
+  subcommand word for word (`git -C /ws status`), further arguments only where they cannot run
+  code or leave the workspace, otherwise the exact command. An allow rule only ever matches a
+  simple command: anything with shell operators, substitutions or redirections (`;`, `&&`, `|`,
+  `$(`, `>`, ...) is asked about again, and answering "always" to such a command records nothing.
+* `fetch`: the scheme and host (and port) of the URLs in rawInput; a request matches when every
+  URL it names has that origin. A fetch that names no URL records nothing.
+* `search`, `think`: the whole kind, for that agent.
+* `switch_mode`, `other` and unknown kinds: the exact tool-call title *and* the exact rawInput (as
+  canonical JSON), since the kind says nothing and the title is the agent's own text; a mode
+  switch can lift every other question (a "bypass permissions" mode), so it is never approved
+  as a kind. An old whole-kind `switch_mode` rule matches nothing.
+
+Rules written by earlier versions keep working, never wider than a new rule would be: a
+`commandPrefix` without `commandArgs` allows further arguments only when the prefix is exactly
+what a new rule for that command would fix (`git status`, `npm test`, `pytest`); otherwise (`git`,
+`npx`, `python3`, `timeout`) it matches that exact command only. An old `other` rule without
+`rawInput` matches only calls without input, and an old `fetch` rule without `urlOrigin` matches
+nothing (it covered every URL); both stay listed so they can be removed.
 
 When a rule matches, acpls answers with the agent's `allow_once` (or `reject_once`) option when
 there is one, and only falls back to the `*_always` option: answering "once" keeps the agent from
@@ -44,38 +57,40 @@ import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
+from urllib.parse import urlsplit
 
 import attrs
+
+from acpls.state.command_scope import (
+    command_scope,
+    describe,
+    scope_allows,
+    segment_words,
+    shell_words,
+)
 
 log = logging.getLogger(__name__)
 
 FILE_KINDS = frozenset({"read", "edit", "delete", "move"})
-WHOLE_KINDS = frozenset({"search", "fetch", "think", "switch_mode"})
+WHOLE_KINDS = frozenset({"search", "think"})
 _FORMAT_VERSION = 1
+# An `other` rule keeps the call's whole input; a bigger input is not remembered.
+_MAX_RAW_INPUT = 8192
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+COMMAND_ARGS = ("any", "none")
 
-# Tools whose second word is a subcommand that changes what the command does.
-_SUBCOMMAND_TOOLS = frozenset(
-    {
-        "git", "npm", "pnpm", "yarn", "bun", "deno", "cargo", "go", "docker", "podman",
-        "kubectl", "helm", "pip", "pip3", "uv", "poetry", "pipenv", "gh", "dotnet", "mvn",
-        "gradle", "./gradlew", "make", "just", "brew", "apt", "apt-get", "conda", "rustup",
-        "terraform", "nix", "hatch", "tox", "nox", "composer", "bundle", "rails", "mix",
-    }
-)  # fmt: skip
-# `npm run build`, `uv run pytest`: the third word is the real command.
-_RUNNER_WORDS = frozenset({"run", "exec", "x", "dlx"})
-_PYTHONS = frozenset({"python", "python3", "py"})
-# Commands where "the same first word" is far too wide: a rule is for the exact command only.
-_EXACT_COMMANDS = frozenset(
-    {
-        "rm", "rmdir", "sudo", "su", "doas", "dd", "mkfs", "shred", "chmod", "chown", "kill",
-        "pkill", "killall", "shutdown", "reboot", "curl", "wget", "ssh", "scp", "rsync", "eval",
-        "sh", "bash", "zsh", "env", "xargs", "find",
-    }
-)  # fmt: skip
-_UNSAFE_CHARS = frozenset(";&|<>`$\n\r(){}")
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+class Scope(NamedTuple):
+    """What one rule covers (all None: the whole kind)."""
+
+    path_glob: str | None = None
+    command_prefix: str | None = None
+    command_args: str | None = None
+    tool_title: str | None = None
+    raw_input: str | None = None  # canonical JSON text
+    url_origin: str | None = None
+
 
 Decision = Literal["allow", "reject"]
 ALWAYS_KINDS: dict[str, Decision] = {"allow_always": "allow", "reject_always": "reject"}
@@ -94,6 +109,9 @@ class Rule:
     path_glob: str | None = None
     command_prefix: str | None = None
     tool_title: str | None = None
+    command_args: str | None = None
+    raw_input: str | None = None
+    url_origin: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -107,10 +125,14 @@ class Rule:
         for key, value in (
             ("pathGlob", self.path_glob),
             ("commandPrefix", self.command_prefix),
+            ("commandArgs", self.command_args),
             ("toolTitle", self.tool_title),
+            ("urlOrigin", self.url_origin),
         ):
             if value is not None:
                 data[key] = value
+        if self.raw_input is not None:
+            data["rawInput"] = json.loads(self.raw_input)
         return data
 
     @classmethod
@@ -124,9 +146,12 @@ class Rule:
             raise ValueError(f"rule misses one of {required}")
         if values["decision"] not in ("allow", "reject"):
             raise ValueError(f"unknown decision {values['decision']!r}")
-        optional = {key: raw.get(key) for key in ("pathGlob", "commandPrefix", "toolTitle")}
+        keys = ("pathGlob", "commandPrefix", "commandArgs", "toolTitle", "urlOrigin")
+        optional = {key: raw.get(key) for key in keys}
         if not all(v is None or isinstance(v, str) for v in optional.values()):
             raise ValueError("rule scope fields must be strings")
+        if optional["commandArgs"] not in (None, *COMMAND_ARGS):
+            raise ValueError(f"unknown commandArgs {optional['commandArgs']!r}")
         return cls(
             rule_id=raw["ruleId"],
             workspace=raw["workspace"],
@@ -137,10 +162,28 @@ class Rule:
             path_glob=optional["pathGlob"],
             command_prefix=optional["commandPrefix"],
             tool_title=optional["toolTitle"],
+            command_args=optional["commandArgs"],
+            raw_input=canonical_json(raw["rawInput"]) if "rawInput" in raw else None,
+            url_origin=optional["urlOrigin"],
         )
 
-    def scope(self) -> tuple[str | None, str | None, str | None]:
-        return self.path_glob, self.command_prefix, self.tool_title
+    def scope(self) -> Scope:
+        return Scope(
+            self.path_glob,
+            self.command_prefix,
+            self.command_args,
+            self.tool_title,
+            self.raw_input,
+            self.url_origin,
+        )
+
+    def describe(self) -> str:
+        """The rule as a prompt and a rules list show it."""
+        scope = self.scope()
+        if self.command_prefix is not None and self.command_args is None:
+            args = "any" if _rule_is_free(self, self.workspace) else "none"
+            scope = scope._replace(command_args=args)
+        return describe_scope(self.kind, scope, self.workspace)
 
 
 def default_rules_path(environ: Mapping[str, str] | None = None) -> Path:
@@ -180,11 +223,21 @@ class RuleStore:
         if kind in FILE_KINDS:
             return _match_paths(rules, self._relative_paths(tool_call))
         if kind == "execute":
-            return _match_command(rules, command_of(tool_call))
-        wanted_title = None if kind in WHOLE_KINDS else _title(tool_call)
-        if kind not in WHOLE_KINDS and wanted_title is None:
+            return _match_command(rules, command_of(tool_call), self.workspace)
+        if kind == "fetch":
+            return _match_origin(rules, call_urls(tool_call))
+        if kind in WHOLE_KINDS:
+            return _reject_first([r for r in rules if r.scope() == Scope()])
+        title, raw_input = _title(tool_call), canonical_json(tool_call.get("rawInput"))
+        if title is None:
             return None
-        fitting = [r for r in rules if r.scope() == (None, None, wanted_title)]
+        fitting = [
+            r
+            for r in rules
+            if r.tool_title == title
+            and (r.raw_input or "null") == raw_input
+            and r.scope()._replace(tool_title=None, raw_input=None) == Scope()
+        ]
         return _reject_first(fitting)
 
     def auto_approve_option(
@@ -207,7 +260,7 @@ class RuleStore:
         if decision is None:
             return []
         kind = _kind(tool_call)
-        scopes = self._scopes(kind, tool_call)
+        scopes = self.scopes(tool_call)
         if not scopes:
             log.info("permission rule not recorded: %s tool call names no scope", kind)
             return []
@@ -220,11 +273,14 @@ class RuleStore:
                 kind=kind,
                 decision=decision,
                 created_at=now,
-                path_glob=path_glob,
-                command_prefix=prefix,
-                tool_title=title,
+                path_glob=scope.path_glob,
+                command_prefix=scope.command_prefix,
+                tool_title=scope.tool_title,
+                command_args=scope.command_args,
+                raw_input=scope.raw_input,
+                url_origin=scope.url_origin,
             )
-            for path_glob, prefix, title in scopes
+            for scope in scopes
         ]
         with self._update() as entries:
             # A new answer for the same scope replaces the old one, whichever way it went.
@@ -254,20 +310,37 @@ class RuleStore:
 
     # -- scopes --------------------------------------------------------------------------------
 
-    def _scopes(
-        self, kind: str, tool_call: Mapping[str, Any]
-    ) -> list[tuple[str | None, str | None, str | None]]:
+    def scopes(self, tool_call: Mapping[str, Any]) -> list[Scope]:
+        """What an "always" answer to this tool call records (empty: nothing). The prompt shows
+        these before the user answers, and `record` records exactly these."""
+        kind = _kind(tool_call)
         if kind in FILE_KINDS:
-            return [(glob.escape(p), None, None) for p in self._relative_paths(tool_call)]
+            return [Scope(path_glob=glob.escape(p)) for p in self._relative_paths(tool_call)]
         if kind == "execute":
-            command = command_of(tool_call) or ""
-            # A compound command has no single prefix that would mean what the user approved.
-            prefix = command_prefix(command) if _is_simple(command) else None
-            return [(None, prefix, None)] if prefix else []
+            scope = command_scope(command_of(tool_call) or "", self.workspace)
+            if scope is None:
+                return []  # compound, or a pattern: no rule means what the user saw
+            args = "any" if scope.free else "none"
+            return [Scope(command_prefix=shlex.join(scope.prefix), command_args=args)]
+        if kind == "fetch":
+            origins = {url_origin(url) for url in call_urls(tool_call)}
+            if len(origins) != 1 or None in origins:
+                return []
+            return [Scope(url_origin=origins.pop())]
         if kind in WHOLE_KINDS:
-            return [(None, None, None)]
-        title = _title(tool_call)
-        return [(None, None, title)] if title else []
+            return [Scope()]
+        title, raw_input = _title(tool_call), canonical_json(tool_call.get("rawInput"))
+        if title is None or len(raw_input) > _MAX_RAW_INPUT:
+            return []
+        return [Scope(tool_title=title, raw_input=raw_input)]
+
+    def describe_scopes(self, tool_call: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """`scopes` as the prompt carries them (editors/protocol.md 5.3, `rememberAs`)."""
+        kind = _kind(tool_call)
+        return [
+            scope_json(kind, scope, describe_scope(kind, scope, self.workspace))
+            for scope in self.scopes(tool_call)
+        ]
 
     def _relative_paths(self, tool_call: Mapping[str, Any]) -> list[str]:
         result = []
@@ -406,82 +479,133 @@ def command_of(tool_call: Mapping[str, Any]) -> str | None:
     return title.strip("`").strip() if title else None
 
 
-def command_prefix(command: str) -> str | None:
-    """The first word(s) that say what a command does: `git push`, `npm run build`, `ls`.
-    For commands that can destroy or leak (`rm`, `sudo`, `curl`, ...) it is the whole command,
-    and such a rule only matches that exact command."""
-    words = _words(command)
-    if not words:
-        return None
-    if os.path.basename(words[0]) in _EXACT_COMMANDS:
-        return shlex.join(words)
-    return shlex.join(words[: _prefix_length(words)])
-
-
-def _prefix_length(words: list[str]) -> int:
-    tool = os.path.basename(words[0])
-    second = words[1] if len(words) > 1 else None
-    third = words[2] if len(words) > 2 else None
-    if tool in _PYTHONS:
-        # `python -m pytest` runs pytest; `python script.py` runs the interpreter on a script.
-        return 3 if second == "-m" and third else 1
-    if words[0] not in _SUBCOMMAND_TOOLS or second is None or second.startswith("-"):
-        return 1
-    if second in _RUNNER_WORDS and third and not third.startswith("-"):
-        return 3
-    return 2
-
-
 def _unwrap_shell(argv: list[str]) -> str:
     """`["bash", "-lc", "git status"]` is the command `git status`."""
-    shells = ("sh", "bash", "zsh", "dash")
+    shells = ("sh", "bash", "dash")  # zsh expands words differently: its scripts stay exact
     if len(argv) == 3 and os.path.basename(argv[0]) in shells and argv[1] in ("-c", "-lc", "-ic"):
         return argv[2].strip()
     return shlex.join(argv)
 
 
-def _words(command: str) -> list[str]:
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        words = command.split()
-    while words and _ASSIGNMENT.match(words[0]):
-        words.pop(0)  # `FOO=1 make` runs make
-    return words
+def _rule_words(rule: Rule) -> tuple[str, ...]:
+    words = shell_words(rule.command_prefix or "")
+    return tuple(w.value for w in words) if words else ()
 
 
-def _is_simple(command: str) -> bool:
-    return not any(ch in _UNSAFE_CHARS for ch in command)
+def _rule_is_free(rule: Rule, workspace: str) -> bool:
+    """A rule's `commandArgs`; for a rule of an earlier version (none), further arguments only
+    when a rule recorded now from its prefix would allow them with the same fixed words."""
+    if rule.command_args is not None:
+        return rule.command_args == "any"
+    prefix = rule.command_prefix or ""
+    scope = command_scope(prefix, workspace)
+    return scope is not None and scope.free and scope.prefix == _rule_words(rule)
 
 
-def _segments(command: str) -> list[str]:
-    return [part for part in re.split(r"&&|\|\||[;|&\n]", command) if part.strip()]
-
-
-def _prefix_matches(prefix: str, command: str) -> bool:
-    wanted, words = _words(prefix), _words(command)
-    if not wanted:
-        return False
-    if os.path.basename(wanted[0]) in _EXACT_COMMANDS:
-        return words == wanted
-    return words[: len(wanted)] == wanted
-
-
-def _match_command(rules: list[Rule], command: str | None) -> Rule | None:
+def _match_command(rules: list[Rule], command: str | None, workspace: str) -> Rule | None:
     if not command:
         return None
-    scoped = [r for r in rules if r.command_prefix]
+    scoped = [r for r in rules if r.command_prefix and _rule_words(r)]
+    segments = segment_words(command)
     for rule in scoped:
-        if rule.decision == "reject" and any(
-            _prefix_matches(rule.command_prefix or "", part) for part in _segments(command)
+        # A reject rule is looked for in every part of a compound command, and inside wrappers
+        # (`timeout 5 git push`): rejecting more than asked is safe.
+        wanted = list(_rule_words(rule))
+        if rule.decision == "reject" and any(seg[: len(wanted)] == wanted for seg in segments):
+            return rule
+    for rule in scoped:
+        if rule.decision == "allow" and scope_allows(
+            _rule_words(rule), _rule_is_free(rule, workspace), command, workspace
         ):
             return rule
-    if not _is_simple(command):
-        return None
-    for rule in scoped:
-        if rule.decision == "allow" and _prefix_matches(rule.command_prefix or "", command):
-            return rule
     return None
+
+
+def _match_origin(rules: list[Rule], urls: list[str]) -> Rule | None:
+    """A fetch rule matches when every URL of the call has its origin (old rules without one
+    covered every URL and match nothing now)."""
+    origins = {url_origin(url) for url in urls}
+    if len(origins) != 1 or None in origins:
+        return None
+    origin = origins.pop()
+    fitting = [r for r in rules if r.url_origin is not None and r.url_origin == origin]
+    return _reject_first(fitting)
+
+
+def call_urls(tool_call: Mapping[str, Any]) -> list[str]:
+    """Every string in the call's rawInput that is a URL (`scheme://...`), any depth."""
+    found: list[str] = []
+
+    def walk(value: Any, depth: int) -> None:
+        if isinstance(value, str) and _URL.match(value.strip()):
+            found.append(value.strip())
+        elif isinstance(value, dict) and depth < 8:
+            for item in value.values():
+                walk(item, depth + 1)
+        elif isinstance(value, list) and depth < 8:
+            for item in value:
+                walk(item, depth + 1)
+
+    walk(tool_call.get("rawInput"), 0)
+    return found
+
+
+def url_origin(url: str) -> str | None:
+    """`https://example.com` (port kept when given) of a URL, or None when it has no host or
+    holds characters a URL cannot."""
+    if any(ch.isspace() or not ch.isprintable() for ch in url):
+        return None
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    host = (parts.hostname or "").rstrip(".")
+    if not parts.scheme or not host:
+        return None
+    return f"{parts.scheme.lower()}://{host}" + (f":{port}" if port is not None else "")
+
+
+def canonical_json(value: Any) -> str:
+    """One text per JSON value (keys sorted), so equal inputs compare equal."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def describe_scope(kind: str, scope: Scope, workspace: str) -> str:
+    """How a rule reads: `execute: git status [any arguments inside the workspace]`."""
+    if scope.command_prefix is not None:
+        words = command_scope(scope.command_prefix, workspace)
+        prefix = words.words if words is not None else (scope.command_prefix,)
+        return f"{kind}: {describe(prefix, scope.command_args == 'any')}"
+    if scope.path_glob is not None:
+        return f"{kind}: {scope.path_glob}"
+    if scope.url_origin is not None:
+        return f"{kind}: URLs on {scope.url_origin}"
+    if scope.tool_title is not None:
+        shown = scope.raw_input if scope.raw_input is not None else "no input"
+        if len(shown) > 200:
+            shown = shown[:200] + "…"
+        return f"{kind}: {scope.tool_title!r} with input {shown}"
+    if kind == "fetch":
+        return "fetch: (an old rule for every URL; it matches nothing now)"
+    return f"{kind}: every {kind} request"
+
+
+def scope_json(kind: str, scope: Scope, description: str) -> dict[str, Any]:
+    data: dict[str, Any] = {"kind": kind}
+    for key, value in (
+        ("pathGlob", scope.path_glob),
+        ("commandPrefix", scope.command_prefix),
+        ("commandArgs", scope.command_args),
+        ("toolTitle", scope.tool_title),
+        ("urlOrigin", scope.url_origin),
+    ):
+        if value is not None:
+            data[key] = value
+    if scope.raw_input is not None:
+        data["rawInput"] = json.loads(scope.raw_input)
+    data["description"] = description
+    return data
 
 
 def _match_paths(rules: list[Rule], paths: list[str]) -> Rule | None:

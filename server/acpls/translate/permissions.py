@@ -73,11 +73,26 @@ def unique_titles(options: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def generic_message(
-    title: str, kind: str | None, file_lines: list[tuple[str, int, int]], description: str | None
+    title: str,
+    kind: str | None,
+    file_lines: list[tuple[str, int, int]],
+    description: str | None,
+    remember_as: list[dict[str, Any]] | None = None,
 ) -> str:
     head = f"{title} ({kind})" if kind else title
     lines = [f"The agent asks: {head}"]
     if description:
         lines.append(description)
     lines.extend(f"{path} +{added} -{removed}" for path, added, removed in file_lines)
+    if remember_as is not None:
+        lines.append(remember_line(remember_as))
     return "\n".join(lines)
+
+
+def remember_line(remember_as: list[dict[str, Any]]) -> str:
+    """What "always" records, in words: the rule is shown before the user answers."""
+    if not remember_as:
+        return "Always allow/reject records nothing here: you will be asked again."
+    return "Always allow/reject records: " + "; ".join(
+        str(scope.get("description")) for scope in remember_as
+    )

@@ -2,7 +2,7 @@
 // message naming the tool call and the files it changes; and the proposed text of each file, made
 // from the `preview` WorkspaceEdit, for the diff editor.
 
-import type { PermissionOption, RequestPermissionParams, ToolCall } from "../protocol";
+import type { PermissionOption, RememberScope, RequestPermissionParams, ToolCall } from "../protocol";
 import { isObject } from "./validate";
 
 /** A human label for an ACP permission option kind; unknown and `_custom` kinds are shown as sent. */
@@ -37,6 +37,26 @@ export function nameSaysKind(option: PermissionOption): boolean {
  */
 export function optionLabel(option: PermissionOption): string {
   return nameSaysKind(option) ? option.name : `${option.name} (${kindLabel(option.kind)})`;
+}
+
+/** Whether an option is an "always" answer, the kind that records a rule. */
+export function recordsRule(option: PermissionOption): boolean {
+  return option.kind === "allow_always" || option.kind === "reject_always";
+}
+
+function scopeText(scope: RememberScope): string {
+  return scope.description ?? scope.commandPrefix ?? scope.pathGlob ?? scope.urlOrigin ?? scope.toolTitle ?? scope.kind;
+}
+
+/**
+ * What an "always" answer records, as the prompt shows it (editors/protocol.md 5.3 `rememberAs`);
+ * undefined when the request does not say (no "always" option, or rules are off).
+ */
+export function rememberText(params: RequestPermissionParams): string | undefined {
+  const scopes = params.rememberAs;
+  if (scopes === undefined) return undefined;
+  if (scopes.length === 0) return "Always records nothing here: you will be asked again.";
+  return `Always records: ${scopes.map(scopeText).join("; ")}`;
 }
 
 /** A codicon for an option kind. */
@@ -169,6 +189,8 @@ export function permissionMessage(params: RequestPermissionParams): string {
     const stats = lineStats(diff.oldText, diff.newText);
     lines.push(`${baseName(diff.path)} +${stats.added} -${stats.removed}`);
   }
+  const remember = rememberText(params);
+  if (remember !== undefined && params.options.some(recordsRule)) lines.push(remember);
   for (const problem of params.previewProblems ?? []) lines.push(`⚠ ${problemText(problem)}`);
   return lines.join(" · ");
 }

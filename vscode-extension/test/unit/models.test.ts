@@ -11,8 +11,11 @@ import {
   optionLabel,
   permissionMessage,
   previewFiles,
+  recordsRule,
+  rememberText,
   toolCallDiffs,
 } from "../../src/model/permission";
+import { ruleItems } from "../../src/model/rules";
 import { ServerLogParser } from "../../src/model/serverLog";
 import { agentLabel, permissionUi, validateSettings } from "../../src/model/settings";
 import { acceptSlash, completeSlash, slashQuery } from "../../src/model/slash";
@@ -43,9 +46,38 @@ describe("permission prompt", () => {
   });
 
   test("the message names the tool call, its kind and the changed file", () => {
-    assert.equal(permissionMessage(params), "Edit calc.py (edit) · calc.py +1 -1");
+    assert.equal(permissionMessage(params), "Edit calc.py (edit) · calc.py +1 -1 · Always records: edit: calc.py");
     const problems = { ...params, previewProblems: ["pre-image of /ws/calc.py does not match", { message: "binary file" }] };
     assert.match(permissionMessage(problems), /⚠ pre-image of \/ws\/calc.py does not match · ⚠ binary file$/);
+  });
+
+  test("the prompt names the rule an always answer records, or says it records nothing (issue 27)", () => {
+    const execute = parseServerMessage("acpls/requestPermission", fixture("acpls_requestPermission.execute.json").params) as RequestPermissionParams;
+    const rule = "execute: git -C /ws status [any arguments inside the workspace]";
+    assert.equal(rememberText(execute), `Always records: ${rule}`);
+    assert.equal(permissionMessage(execute), `git -C /ws status (execute) · Always records: ${rule}`);
+    assert.deepEqual(execute.options.map(recordsRule), [false, true, false]);
+    const nothing = parseServerMessage("acpls/requestPermission", fixture("acpls_requestPermission.records_nothing.json").params) as RequestPermissionParams;
+    assert.equal(rememberText(nothing), "Always records nothing here: you will be asked again.");
+    assert.match(permissionMessage(nothing), / · Always records nothing here: you will be asked again\.$/);
+    // No "always" option, or rules off (no rememberAs): nothing is said.
+    const onceOnly = { ...execute, options: execute.options.filter((o) => !recordsRule(o)) };
+    assert.equal(permissionMessage(onceOnly), "git -C /ws status (execute)");
+    const { rememberAs: _dropped, ...rulesOff } = execute;
+    assert.equal(rememberText(rulesOff), undefined);
+  });
+
+  test("the rules list shows each rule as the prompt did, removable by id", () => {
+    const items = ruleItems([
+      { ruleId: "r1", decision: "allow", kind: "execute", agent: "claude", createdAt: "2026-12-05T12:00:00+00:00", workspace: "/ws",
+        commandPrefix: "git status", commandArgs: "any", description: "execute: git status [any arguments inside the workspace]" },
+      { ruleId: "r2", decision: "reject", kind: "fetch", urlOrigin: "https://evil.example" },
+      { decision: "allow", kind: "edit" },
+    ]);
+    assert.deepEqual(items.map((i) => [i.ruleId, i.label, i.description]), [
+      ["r1", "$(check) allow execute: git status [any arguments inside the workspace]", "claude"],
+      ["r2", "$(close) reject fetch: https://evil.example", ""],
+    ]);
   });
 
   test("the preview applied to the old text gives the agent's new text", () => {
