@@ -120,6 +120,7 @@ class Hub:
             self.state_dir,
             self,
             pacer=ReplayPacer(editor_backlog.unread_bytes) if editor_backlog else None,
+            editor_output=self.editor_output,
         )
         self.agent_requests = AgentRequests(
             editor,
