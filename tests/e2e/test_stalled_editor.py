@@ -23,16 +23,19 @@ from pathlib import Path
 from typing import Any
 
 from tests.agents import script_command
-from tests.e2e.hostile_support import rss_mb
+from tests.e2e.hostile_support import hostile, rss_mb
 from tests.e2e.test_replay_backlog import SocketEditor, _initialize
 
-FLOOD_BYTES = int(__import__("os").environ.get("FLOOD_MB", "500")) * 1024 * 1024
+FLOOD_BYTES = 500 * 1024 * 1024
 # acpls' resident memory may grow this much over its idle size while the editor reads nothing
 # (without the bound it grows by about the flood: hundreds of MiB).
 GROWTH_BOUND_MB = 150
 END_MARK = "END-OF-FLOOD"
 LINE = "acpls flood 0123456789abcdefghijklmnopqrstuvwxyz 0123456789abcdefghij"
 OUTPUT_BYTE_LIMIT = 100_000
+AGENT_FLOOD_MB = 300
+STALL_S = 3.0  # the editor reads nothing at least this long ...
+SETTLED_S = 1.0  # ... and until the agent wrote nothing more for this long
 FLOOD_TIMEOUT_S = 600.0
 
 
@@ -66,15 +69,18 @@ def client_terminal_script(size: int) -> dict[str, Any]:
     }
 
 
-@contextmanager
-def stalled_acpls(
-    workspace: Path, tmp_path: Path, env: dict[str, str], script: dict[str, Any]
-) -> Iterator[tuple[subprocess.Popen[bytes], SocketEditor, Path]]:
-    """acpls with the scripted agent, initialised, and the editor that talks to it."""
+def scripted_agent(script: dict[str, Any], tmp_path: Path, log: Path) -> dict[str, Any]:
     script_file = tmp_path / "flood.json"
     script_file.write_text(json.dumps(script), encoding="utf-8")
-    log = tmp_path / "agent.jsonl"
     argv = script_command(script_file, log)
+    return {"command": argv[0], "args": argv[1:]}
+
+
+@contextmanager
+def stalled_acpls(
+    workspace: Path, tmp_path: Path, env: dict[str, str], agent: dict[str, Any]
+) -> Iterator[tuple[subprocess.Popen[bytes], SocketEditor]]:
+    """acpls with `agent`, initialised, and the editor that talks to it."""
     to_server, server_in = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     ours, server_out = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     with (tmp_path / "acpls.log").open("wb") as acpls_log:
@@ -90,8 +96,8 @@ def stalled_acpls(
     server_out.close()
     editor = SocketEditor(ours, to_server)
     try:
-        _initialize(editor, workspace, {"command": argv[0], "args": argv[1:]})
-        yield server, editor, log
+        _initialize(editor, workspace, agent)
+        yield server, editor
     finally:
         server.kill()
         server.wait()
@@ -99,12 +105,23 @@ def stalled_acpls(
         to_server.close()
 
 
-def answers_of(log: Path) -> list[Any]:
-    """What acpls answered to the agent's requests, in order."""
+def logged(log: Path) -> list[dict[str, Any]]:
     if not log.exists():
         return []
-    messages = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    whole = log.read_text().split("\n")[:-1]  # a line being written has no line end yet
+    return [json.loads(line) for line in whole if line.strip()]
+
+
+def answers_of(log: Path) -> list[Any]:
+    """What acpls answered to the agent's requests, in order."""
+    messages = logged(log)
     return [m.get("result", m.get("error")) for m in messages if "method" not in m and "id" in m]
+
+
+def flood_written(log: Path) -> int:
+    """Bytes of terminal output the hostile agent reported written so far."""
+    reports = [m["report"] for m in logged(log) if "report" in m]
+    return max((r.get("terminal_flood_written", 0) for r in reports), default=0)
 
 
 def most_rss_until(pid: int, done: Any, timeout: float = FLOOD_TIMEOUT_S) -> float:
@@ -150,14 +167,14 @@ def prompt(editor: SocketEditor, msg_id: int) -> None:
 def test_a_client_terminal_flood_with_a_stalled_editor_keeps_acpls_bounded(
     workspace: Path, tmp_path: Path, server_env: dict[str, str]
 ) -> None:
-    script = client_terminal_script(FLOOD_BYTES)
-    with stalled_acpls(workspace, tmp_path, server_env, script) as (server, editor, log):
+    log = tmp_path / "agent.jsonl"
+    agent = scripted_agent(client_terminal_script(FLOOD_BYTES), tmp_path, log)
+    with stalled_acpls(workspace, tmp_path, server_env, agent) as (server, editor):
         idle = rss_mb(server.pid)
         prompt(editor, 2)
         # The editor reads nothing until the agent has its terminal's exit and output.
         most = most_rss_until(server.pid, lambda: len(answers_of(log)) >= 3)
         messages = editor.read_until_answer(2, time.monotonic() + 120)
-    print("RSS idle", idle, "most", most)
     assert most - idle < GROWTH_BOUND_MB, (idle, most)
     created, exited, output = answers_of(log)
     assert created == {"terminalId": "term_1"}
@@ -171,3 +188,40 @@ def test_a_client_terminal_flood_with_a_stalled_editor_keeps_acpls_bounded(
     assert dropped and dropped[-1] > FLOOD_BYTES // 2, dropped
     assert shown.endswith(f"{END_MARK}\r\n")
     assert LINE in shown
+
+
+def most_rss_while_agent_floods(pid: int, log: Path) -> float:
+    """The largest resident size (MiB) of `pid` while the editor reads nothing: for STALL_S and
+    until the agent has written nothing more for SETTLED_S (it is blocked, or done)."""
+    start = last_growth = time.monotonic()
+    most, written = rss_mb(pid), flood_written(log)
+    while True:
+        now = time.monotonic()
+        most = max(most, rss_mb(pid))
+        now_written = flood_written(log)
+        if now_written != written:
+            written, last_growth = now_written, now
+        if now - start >= STALL_S and now - last_growth >= SETTLED_S:
+            return most
+        if now - start > FLOOD_TIMEOUT_S:
+            raise TimeoutError("the agent kept writing")
+        time.sleep(0.02)
+
+
+def test_an_agent_terminal_flood_with_a_stalled_editor_blocks_the_agent(
+    workspace: Path, tmp_path: Path, server_env: dict[str, str]
+) -> None:
+    """v1 `_meta.terminal_output` comes in the agent's output: while the editor reads nothing,
+    acpls stops reading the agent, which blocks on its pipe; acpls stays small."""
+    log = tmp_path / "agent.jsonl"
+    agent = hostile("terminal_flood", log, "--terminal-mb", str(AGENT_FLOOD_MB))
+    with stalled_acpls(workspace, tmp_path, server_env, agent) as (server, editor):
+        idle = rss_mb(server.pid)
+        prompt(editor, 2)
+        most = most_rss_while_agent_floods(server.pid, log)
+        written_while_stalled = flood_written(log)
+        messages = editor.read_until_answer(2, time.monotonic() + FLOOD_TIMEOUT_S)
+    assert most - idle < GROWTH_BOUND_MB, (idle, most)
+    assert written_while_stalled < AGENT_FLOOD_MB * 1024 * 1024  # the agent waited for acpls
+    shown, _dropped = terminal_view(messages, "flood-1")
+    assert shown.endswith(f"{END_MARK}\r\n")
