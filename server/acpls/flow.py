@@ -16,7 +16,10 @@ gate is closed and is sent when it opens (`call_when_open`).
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
+
+logger = logging.getLogger(__name__)
 
 
 class FlowGate:
@@ -44,8 +47,11 @@ class FlowGate:
             if not waiter.done():
                 waiter.set_result(None)
         callbacks, self._on_open = self._on_open, []
-        for callback in callbacks:
-            callback()
+        for callback in callbacks:  # called from the transport's resume_writing: none may raise
+            try:
+                callback()
+            except Exception:
+                logger.exception("a sender waiting for the editor failed")
 
     def call_when_open(self, callback: Callable[[], None]) -> None:
         """Call `callback` once, when the gate next opens (now if it is open); a callback that

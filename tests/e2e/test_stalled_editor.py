@@ -225,3 +225,49 @@ def test_an_agent_terminal_flood_with_a_stalled_editor_blocks_the_agent(
     assert written_while_stalled < AGENT_FLOOD_MB * 1024 * 1024  # the agent waited for acpls
     shown, _dropped = terminal_view(messages, "flood-1")
     assert shown.endswith(f"{END_MARK}\r\n")
+
+
+REWRITES = 400  # of a 1.2 MB file: +140 MiB when each queued a copy of the change set
+CHANGES_GROWTH_BOUND_MB = 100
+
+
+def test_a_terminal_rewriting_a_file_with_a_stalled_editor_keeps_acpls_bounded(
+    workspace: Path, tmp_path: Path, server_env: dict[str, str]
+) -> None:
+    """The review's change set (`acpls/changes`, the whole set each time) follows what the
+    agent's commands do to the workspace: a command rewriting a large file in a loop while the
+    editor reads nothing must not queue a copy of the set per rewrite."""
+    log = tmp_path / "agent.jsonl"
+    line = (
+        f"i=0; while [ $i -lt {REWRITES} ]; do seq $i $((i + 180000)) > big.txt;"
+        " i=$((i + 1)); sleep 0.02; done; echo rewritten"
+    )
+    script = {
+        "protocol": 1,
+        "on_prompt": [
+            {
+                "request": "terminal/create",
+                "params": {"sessionId": "$sessionId", "command": line, "cwd": "$cwd"},
+            },
+            {
+                "request": "terminal/wait_for_exit",
+                "params": {"sessionId": "$sessionId", "terminalId": "term_1"},
+            },
+            {"sleep": 1.0},
+            {
+                "request": "terminal/output",
+                "params": {"sessionId": "$sessionId", "terminalId": "term_1"},
+            },
+        ],
+    }
+    agent = scripted_agent(script, tmp_path, log)
+    with stalled_acpls(workspace, tmp_path, server_env, agent) as (server, editor):
+        idle = rss_mb(server.pid)
+        prompt(editor, 2)
+        most = most_rss_until(server.pid, lambda: len(answers_of(log)) >= 3)
+        messages = editor.read_until_answer(2, time.monotonic() + 120)
+    changes = [m["params"] for m in messages if m.get("method") == "acpls/changes"]
+    assert most - idle < CHANGES_GROWTH_BOUND_MB, (idle, most, len(changes))
+    assert changes
+    last = changes[-1]["files"]
+    assert [Path(f["path"]).name for f in last] == ["big.txt"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, cast
 
+from acpls.core.review import ReviewController
 from acpls.core.routing import UpdateRouter
 from acpls.editor import messages as msg
 from acpls.flow import FlowGate
@@ -153,3 +154,25 @@ def test_call_when_open_calls_once_and_at_once_when_open() -> None:
     gate.close()
     gate.open()
     assert calls == ["open", "poke"]
+
+
+def test_the_change_set_waits_while_the_editor_is_behind_and_goes_once_in_its_latest_state() -> (
+    None
+):
+    editor, gate = _Editor(), FlowGate()
+    unused = cast(Any, None)
+    review = ReviewController(cast(Any, editor), {}, unused, unused, unused, editor_output=gate)
+    review.store.baseline("/ws/big.txt", "old\n", session_id="s1")
+    review.store.changed("/ws/big.txt", "new 0\n")
+    review.publish()
+    assert len(editor.sent) == 1
+    gate.close()  # the editor stopped reading
+    for n in range(1, 100):
+        review.store.changed("/ws/big.txt", f"new {n}\n")
+        review.publish()
+    assert len(editor.sent) == 1
+    gate.open()
+    assert len(editor.sent) == 2
+    method, params = editor.sent[-1]
+    assert method == msg.CHANGES
+    assert params.files[0]["hunks"][0]["newText"] == "new 99\n"

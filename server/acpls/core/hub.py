@@ -108,6 +108,7 @@ class Hub:
             self.follow,
             baselines=self.checkpoints,
             unwatched=(str(self.state_dir), str(state_home(self.environ))),
+            editor_output=self.editor_output,
         )
         self.router = UpdateRouter(
             editor,
