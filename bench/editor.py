@@ -49,12 +49,22 @@ class Editor:
         self._next_id = 0
         self._pending: dict[int, Future[Any]] = {}
         self._write_lock = threading.Lock()
+        # Cleared while the editor reads nothing (bench/stalled_editor.py: a minimised editor).
+        self._reading = threading.Event()
+        self._reading.set()
         self._reader = threading.Thread(target=self._read_loop, daemon=True)
         self._reader.start()
 
     @property
     def pid(self) -> int:
         return self.proc.pid
+
+    def pause_reading(self) -> None:
+        """Read nothing more from the server (after the read under way) until resumed."""
+        self._reading.clear()
+
+    def resume_reading(self) -> None:
+        self._reading.set()
 
     # -- sending -----------------------------------------------------------------------------
     def _send(self, message: dict[str, Any]) -> None:
@@ -142,6 +152,7 @@ class Editor:
         start = 0
         try:
             while True:
+                self._reading.wait()
                 data = os.read(fd, READ_BYTES)
                 if not data:
                     break

@@ -36,6 +36,10 @@ Modes (what happens on `session/prompt`, unless said otherwise):
   text (wiping the diff), then `completed`.
 - `no_read`: from its second prompt on, asks for `big.txt` in the session's directory 200 times
   without waiting, then never reads its input again (acpls' answers pile up in the pipe).
+- `terminal_flood`: a terminal (v1 `_meta.terminal_output`) that writes `--terminal-mb` (default
+  100) MB of text lines in 64 KiB updates, then a line `END-OF-FLOOD` and its exit; reports how
+  many bytes it wrote every 4 MiB (`terminal_flood_written`), so a test sees it block when acpls
+  stops reading.
 - `osc`: a terminal (v1 `_meta.terminal_output`) whose output holds an OSC 52 clipboard write, an
   OSC 8 `javascript:` link, a title change, colours and cursor movement.
 """
@@ -69,6 +73,7 @@ MODES = (
     "replay",
     "wipe_diff",
     "osc",
+    "terminal_flood",
     "no_read",
     "well_behaved",
 )
@@ -526,6 +531,49 @@ class Agent:
             }
         )
 
+    def turn_terminal_flood(self) -> None:
+        meta = {"terminal_info": {"terminal_id": "flood-1", "cwd": self.cwd}}
+        self.update(
+            {
+                "sessionUpdate": "tool_call",
+                "toolCallId": "flood-call",
+                "title": "Flood",
+                "kind": "execute",
+                "status": "in_progress",
+                "content": [{"type": "terminal", "terminalId": "flood-1"}],
+                "_meta": meta,
+            }
+        )
+        line = "hostile terminal flood 0123456789abcdefghijklmnopqrstuvwxyz 0123456789\n"
+        block = line * (64 * 1024 // len(line))
+        total = self.args.terminal_mb * 1024 * 1024
+        written = 0
+        while written < total:
+            self.terminal_output(block)
+            written += len(block)
+            if written % (4 * 1024 * 1024) < len(block):
+                self.report(terminal_flood_written=written)
+        self.terminal_output("END-OF-FLOOD\n")
+        self.report(terminal_flood_written=written, terminal_flood_done=True)
+        exit_meta = {"terminal_exit": {"terminal_id": "flood-1", "exit_code": 0, "signal": None}}
+        self.update(
+            {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": "flood-call",
+                "status": "completed",
+                "_meta": exit_meta,
+            }
+        )
+
+    def terminal_output(self, text: str) -> None:
+        self.update(
+            {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": "flood-call",
+                "_meta": {"terminal_output": {"terminal_id": "flood-1", "data": text}},
+            }
+        )
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="an ACP agent that misbehaves on purpose")
@@ -536,6 +584,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--huge-bytes", type=int, default=DEFAULT_HUGE)
     parser.add_argument("--flood", type=int, default=10_000)
     parser.add_argument("--stderr-mb", type=int, default=100)
+    parser.add_argument("--terminal-mb", type=int, default=100)
     parser.add_argument("--no-load", action="store_true")
     # Ignored: makes the command line as long as a test needs.
     parser.add_argument("--pad", default="")

@@ -112,6 +112,7 @@ class Hub:
             self.follow,
             baselines=self.checkpoints,
             unwatched=(str(self.state_dir), str(state_home(self.environ))),
+            editor_output=self.editor_output,
         )
         self.router = UpdateRouter(
             editor,
@@ -124,6 +125,7 @@ class Hub:
             self.state_dir,
             self,
             pacer=ReplayPacer(editor_backlog.unread_bytes) if editor_backlog else None,
+            editor_output=self.editor_output,
         )
         self.agent_requests = AgentRequests(
             editor,

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from acpls.core.follow import FollowController
     from acpls.core.parts import BaselinesPart
     from acpls.core.session import Session
+    from acpls.flow import FlowGate
     from acpls.supervisor import TaskSupervisor
 
 logger = logging.getLogger(__name__)
@@ -74,8 +75,11 @@ class ReviewController:
         follow: FollowController,
         baselines: BaselinesPart,
         unwatched: tuple[str, ...] = (),
+        editor_output: FlowGate | None = None,
     ) -> None:
         self.editor = editor
+        # Closed while the editor is behind (flow.py): the change set then waits (`publish`).
+        self.editor_output = editor_output
         # Folders whose changes are never an agent's work (acpls' own state, the programs' state
         # home): written during turns, and inside the workspace when it is opened at `~`.
         self.unwatched = unwatched
@@ -611,7 +615,16 @@ class ReviewController:
 
     # -- telling the editor ------------------------------------------------------------------------
     def publish(self) -> None:
+        """The whole change set to the editor, if it changed since it was last sent. While the
+        editor is behind (the editor-output gate is closed) it waits and goes once, in its
+        latest state, when the editor caught up: a command rewriting a large file in a loop
+        would otherwise queue a copy of the set (every hunk's text) per rewrite for an editor
+        that reads nothing, without bound."""
         if self.store.revision == self._sent_revision:
+            return
+        gate = self.editor_output
+        if gate is not None and not gate.is_open:
+            gate.call_when_open(self.publish)
             return
         self._sent_revision = self.store.revision
         if self.editor.custom_mode:

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from acpls.core.parts import ReviewPart
     from acpls.core.pump import FlushScheduler
     from acpls.core.session import Session
+    from acpls.flow import FlowGate
     from acpls.settings import Settings
     from acpls.supervisor import TaskSupervisor
     from acpls.translate.terminals import TerminalStore
@@ -96,6 +97,7 @@ class UpdateRouter:
         state_dir: Path,
         hub: RoutingHub,
         pacer: ReplayPacer | None = None,
+        editor_output: FlowGate | None = None,
     ) -> None:
         self.editor = editor
         self.sessions = sessions  # the registry's, read only
@@ -108,6 +110,9 @@ class UpdateRouter:
         self.hub = hub
         # Paces replayed history by what the editor has not read (core/pump.py); None: unpaced.
         self.pacer = pacer
+        # Closed while the editor is behind (flow.py): terminal output then waits in the store;
+        # None: never held.
+        self.editor_output = editor_output
         # Loads waiting for their replay to reach the editor before they answer, by session id.
         self._replay_sent: dict[str, asyncio.Future[None]] = {}
         # Updates for a session id acpls has not registered yet (legal before session/new answers),
@@ -489,8 +494,9 @@ class UpdateRouter:
             for session in list(self.sessions.values()):
                 replaying = session.normalizer.replaying
                 self._flush_queue(session.id, session.queue, replay=replaying)
-            # A terminal's output before the update that ends it (translate/terminals.py).
-            self._send_terminal_events(self.terminals.take_in_order())
+            if self._terminals_may_go():
+                # A terminal's output before the update that ends it (translate/terminals.py).
+                self._send_terminal_events(self.terminals.take_in_order())
         else:
             self.terminals.take_state_changes()
             for batch in self.terminals.take_output():
@@ -499,6 +505,29 @@ class UpdateRouter:
                     transcript.terminal_output(batch.terminal_id, batch.text)
         for transcript in self._transcripts.values():
             transcript.flush()
+
+    def _terminals_may_go(self) -> bool:
+        """Whether the terminals' output goes to the editor in this flush: not while the editor
+        is behind (the editor-output gate is closed, flow.py), unless the flush is forced (the
+        end of a turn: its answer follows its terminals' output).
+
+        The agent's own output is held back by leaving it unread in the agent's pipe. A client
+        terminal's pty is read on regardless: the agent's view of it (`terminal/output`, the
+        last `outputByteLimit` bytes) must stay live, or an agent in `terminal/wait_for_exit`
+        would hang for as long as the editor is minimised, and a terminal whose reader stops
+        stalls its program. So what waits for the editor is bounded instead: the output stays
+        in the terminal store, which keeps at most `terminal.scrollbackBytes` of it per
+        terminal; a flood past that drops the middle and the editor, reading again, gets a
+        `reset` whose `dropped` says how many bytes it does not get, then the tail (protocol.md
+        5.6, 6). The editor's own scrollback (by default 1,000 lines in VS Code, 10,000 in
+        Neovim) is smaller than that tail, so the reset loses nothing it could still show.
+        Without this, every flush went into the writer's buffer for the editor: a flooding
+        terminal grew acpls by the size of the flood."""
+        gate = self.editor_output
+        if gate is None or gate.is_open or self.pump.forced:
+            return True
+        gate.call_when_open(self.pump.poke)  # what waits goes out when the editor caught up
+        return False
 
     def _send_terminal_events(self, events: list[OutputBatch | StateUpdate]) -> None:
         editor = self.editor
