@@ -479,11 +479,7 @@ class AgentRequests:
             if text.startswith(content) or loop.time() >= deadline:
                 return text
             await asyncio.sleep(_NEW_FILE_POLL_S)
-        try:
-            with open(path, encoding="utf-8", newline="") as handle:
-                return handle.read()
-        except (OSError, UnicodeDecodeError):
-            return None
+        return self.current_text(path)  # no document: the disk's
 
     async def _protect_unsaved_work(self, path: str, content: str) -> None:
         """A write over unsaved changes the agent never read is not applied without asking."""
