@@ -1,7 +1,8 @@
 """A stand-in editor for end-to-end review tests: it really applies `workspace/applyEdit`.
 
 An edit lands in the open buffer of a document (and is synced back to acpls with didChange, as an
-editor does), else on disk, bytes exact. `open()` opens a document (with unsaved text if given),
+editor does), else on disk, bytes exact (or, with `new_buffers`, in a buffer the editor opens for
+it and never saves, as eglot and VS Code do). `open()` opens a document (with unsaved text if given),
 `save()` writes a buffer to disk. Messages the server asks (`window/showMessageRequest`,
 `acpls/resolveConflict`) are recorded and answered by the test's `answer_*` callables; documents
 the server shows are in `client.shown_documents` (pytest-lsp's own record).
@@ -23,6 +24,8 @@ from acpls.translate.uris import uri_to_path
 from tests.e2e.conftest import SERVER, make_client, record_custom, stop_client
 
 Answer = Callable[[Any], Any]
+# How long after its applyEdit reply a "late" editor sends the didChange of an edit.
+LATE_DIDCHANGE_S = 0.3
 
 
 class DiskEditor:
@@ -43,6 +46,15 @@ class DiskEditor:
         # editor loads the new file's text from disk for them): a test makes the agent's own
         # disk write land there.
         self.after_create: Callable[[Path], None] = lambda path: None
+        # Runs as the editor loads a file from disk for an edit, before it reads it.
+        self.before_load: Callable[[Path], None] = lambda path: None
+        # An edit of a file with no buffer: None applies it on disk; otherwise the editor loads
+        # the file into a buffer it never saves (eglot, VS Code) and applies it there, and
+        # "synced" tells acpls (didOpen, then didChange at once), "late" sends the didChange
+        # after its applyEdit reply (eglot, after a pause in typing), "unseen" tells nothing
+        # (eglot's buffers of a major mode acpls was not started for).
+        self.new_buffers: str | None = None
+        self._unseen: set[str] = set()
         self.answer_permission: Answer = lambda params: {
             "optionId": params["options"][0]["optionId"]
         }
@@ -73,12 +85,36 @@ class DiskEditor:
     def _set_buffer(self, uri: str, text: str) -> None:
         self.buffers[uri] = text
         self.versions[uri] += 1
-        self.client.text_document_did_change(
-            types.DidChangeTextDocumentParams(
-                text_document=types.VersionedTextDocumentIdentifier(
-                    uri=uri, version=self.versions[uri]
-                ),
-                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        if uri in self._unseen:
+            return
+        change = types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(
+                uri=uri, version=self.versions[uri]
+            ),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+        if self.new_buffers == "late":
+            asyncio.get_running_loop().call_later(
+                LATE_DIDCHANGE_S, self.client.text_document_did_change, change
+            )
+        else:
+            self.client.text_document_did_change(change)
+
+    def _visit(self, uri: str) -> None:
+        """Load a file into a new, unsaved buffer (empty when there is no file)."""
+        path = Path(uri_to_path(uri))
+        self.before_load(path)
+        text = path.read_bytes().decode("utf-8") if path.exists() else ""
+        self.buffers[uri] = text
+        self.versions[uri] = 0
+        if self.new_buffers == "unseen":
+            self._unseen.add(uri)
+            return
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=uri, language_id="markdown", version=0, text=text
+                )
             )
         )
 
@@ -103,10 +139,13 @@ class DiskEditor:
                 raise AssertionError("rename not expected in these tests")
             else:
                 uri = change["textDocument"]["uri"]
+                if uri not in self.buffers and self.new_buffers is not None:
+                    self._visit(uri)
                 if uri in self.buffers:
                     self._set_buffer(uri, apply_text_edits(self.buffers[uri], change["edits"]))
                 else:
                     path = Path(uri_to_path(uri))
+                    self.before_load(path)
                     text = path.read_bytes().decode("utf-8") if path.exists() else ""
                     path.write_bytes(apply_text_edits(text, change["edits"]).encode("utf-8"))
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.e2e.conftest import agent_log, command, scripted, start
 from tests.e2e.disk_editor import disk_editor
 
@@ -71,6 +73,63 @@ async def test_new_file_the_agent_writes_between_create_and_insert_holds_its_tex
         assert notes.read_text() == NOTES, editor.edits
         files = (await command(editor.client, "acpls.review", {}))["files"]
         assert [(f["path"], f["status"]) for f in files] == [(str(notes), "added")], files
+
+
+# (editor, what its edits of a file with no buffer go to, whether the agent's own copy of the new
+# file lands after the create and before the editor loads the file for the insert). Left out: an
+# editor that creates the file, then loads it into a buffer it never saves and tells acpls nothing
+# of ("unseen"), or reports its insert only after its reply ("late", where its didOpen holds the
+# agent's copy, exactly the agent's text), with the copy under the insert: what the editor then
+# holds cannot be seen in time.
+NEW_FILE_CASES = [
+    (editor, buffers, race)
+    for editor in ("visual-studio-code", "emacs")
+    for buffers in (None, "synced", "late", "unseen")
+    for race in (False, True)
+    if not (editor == "visual-studio-code" and buffers in ("late", "unseen") and race)
+]
+
+
+@pytest.mark.parametrize(("editor_name", "new_buffers", "race"), NEW_FILE_CASES)
+async def test_new_file_holds_the_agents_text_once_in_the_buffer_and_on_disk(
+    server_env: dict[str, str],
+    workspace: Path,
+    tmp_path: Path,
+    editor_name: str,
+    new_buffers: str | None,
+    race: bool,
+):
+    """VS Code's capabilities have `resourceOperations` (the editor creates the file, then
+    inserts the text), pytest-lsp's Emacs ones do not (eglot 1.9: acpls writes the file itself).
+    An editor that applies an edit of a file with no buffer in a buffer it opens and never saves
+    (eglot) held the text twice and the disk nothing: acpls created the file empty, and its check
+    of the new file read the empty disk, or the buffer as the editor opened it, and inserted the
+    text again. OpenCode writes the file itself right after asking acpls to: `race` lands its
+    copy where the editor's insert goes in front of it."""
+    notes = workspace / "notes.md"
+    log = tmp_path / "agent.jsonl"
+    script = {"protocol": 1, "on_prompt": [_write(notes, NOTES)]}
+    async with disk_editor(server_env) as editor:
+        editor.new_buffers = new_buffers
+        copies = [NOTES] if race else []
+
+        def agents_copy(path: Path) -> None:
+            if copies:
+                path.write_text(copies.pop())
+
+        editor.before_load = agents_copy
+        await start(editor.client, workspace, scripted(script, log), editor=editor_name)
+        result = await command(editor.client, "acpls.prompt", {"text": "write the notes"})
+        assert result["stopReason"] == "end_turn", agent_log(log)
+        buffer = editor.buffers.get(notes.as_uri())
+        if editor_name == "emacs":  # written by acpls: no edit, no buffer, the disk has it
+            assert editor.edits == [] and buffer is None, editor.edits
+            assert notes.read_text() == NOTES
+        elif new_buffers is None:
+            assert buffer is None and notes.read_text() == NOTES, editor.edits
+        else:  # an unsaved buffer: the disk holds what the editor created, or the agent's copy
+            assert buffer == NOTES, editor.edits
+            assert notes.read_text() == (NOTES if race else "")
 
 
 async def test_reject_all_restores_the_disk_the_agent_wrote_besides_the_open_buffer(

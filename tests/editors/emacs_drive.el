@@ -13,6 +13,13 @@
 ;;   ACPLS_TEST_LINT    if set, python-flymake's linter command (fields separated by \x1f): the
 ;;                      driver waits for its diagnostics before running ACPLS_TEST_ACTION
 ;;   ACPLS_TEST_POINT   "LINE:COLUMN" (1-based line, 0-based column) to put point at, or empty
+;;   ACPLS_TEST_AGENT   if set, the agent's argv (fields separated by \x1f) instead of the demo
+;;   ACPLS_TEST_WATCH   files (separated by \x1f) whose buffers the report gives after the turn:
+;;                      "buffers" maps each to its text and modified flag, or null (no buffer)
+;;   ACPLS_TEST_NO_SAVE  if set, `acpls-save-edits' is nil (the agent's writes stay unsaved)
+;;   ACPLS_TEST_AGENT_COPY  "PATH\x1fTEXT": the agent's own disk write of PATH (OpenCode's),
+;;                      landing as acpls' first edit of PATH reaches Emacs, before Emacs visits
+;;                      PATH (after acpls created it, empty, where eglot lacks resourceOperations)
 ;;   ACPLS_TEST_OUT     where to write the JSON report
 ;; The report says what the user would have seen: the turn's result or error, the permission
 ;; prompts and their choices, the documents shown (follow and transcript), the echo-area messages,
@@ -53,6 +60,18 @@
   (with-temp-file (drive--env "ACPLS_TEST_OUT")
     (insert (json-encode drive--report)))
   (kill-emacs code))
+
+(defun drive--watched-buffers ()
+  "ACPLS_TEST_WATCH's files: each buffer's text and modified flag, or nil."
+  (let ((watched (drive--env "ACPLS_TEST_WATCH")))
+    (mapcar (lambda (path)
+              (let ((buffer (find-buffer-visiting path)))
+                (cons path (and buffer
+                                (with-current-buffer buffer
+                                  `(("text" . ,(buffer-substring-no-properties
+                                                (point-min) (point-max)))
+                                    ("modified" . ,(if (buffer-modified-p) t :json-false))))))))
+            (and watched (split-string watched "\x1f")))))
 
 (defun drive--wait (predicate seconds what)
   "Let Emacs run (process output, timers) until PREDICATE holds, at most SECONDS."
@@ -102,7 +121,23 @@
 
 (let ((server (drive--env "ACPLS_TEST_SERVER")))
   (when server (setq acpls-command (split-string server "\x1f"))))
-(setq acpls-agent "demo")
+(setq acpls-agent
+      (let ((agent (drive--env "ACPLS_TEST_AGENT")))
+        (if agent
+            (let ((argv (split-string agent "\x1f")))
+              (list :command (car argv) :args (vconcat (cdr argv))))
+          "demo")))
+(when (drive--env "ACPLS_TEST_NO_SAVE") (setq acpls-save-edits nil))
+(let ((copy (drive--env "ACPLS_TEST_AGENT_COPY")))
+  (when copy
+    (let ((path (car (split-string copy "\x1f")))
+          (text (cadr (split-string copy "\x1f"))))
+      (advice-add 'acpls--edit-buffers :before
+                  (lambda (edit)
+                    (when (and text (string-search (eglot--path-to-uri path) (format "%S" edit)))
+                      (let ((coding-system-for-write 'utf-8-unix))
+                        (write-region text nil path nil 'silent))
+                      (setq text nil)))))))  ; once, as the agent writes once
 (let ((version (drive--env "ACPLS_TEST_PROTOCOL")))
   (when version
     (setq acpls-protocol-version (if (member version '("1" "2")) (string-to-number version) version))))
@@ -169,6 +204,7 @@
                    10 "acpls' turn-end message")
       (drive--add "buffer" (with-current-buffer (find-buffer-visiting (drive--env "ACPLS_TEST_FILE"))
                              (buffer-substring-no-properties (point-min) (point-max))))
+      (drive--add "buffers" (drive--watched-buffers))
       (let ((transcript (cl-find-if (lambda (b) (acpls--transcript-p (or (buffer-file-name b) "")))
                                     (buffer-list))))
         (drive--add "transcriptBuffer"

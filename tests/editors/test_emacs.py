@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from tests.agents import script_command
 from tests.editors.conftest import DEMO_WORKSPACE, EDITORS, require_program, wait_no_processes_in
 
 CONFIG = EDITORS / "emacs" / "acpls-eglot.el"
@@ -60,6 +61,10 @@ def run_emacs(
     newer_eglot: bool = False,
     lint: list[str] | None = None,
     point: str = "",
+    agent: list[str] | None = None,
+    watch: list[Path] | None = None,
+    save: bool = True,
+    agent_copy: tuple[Path, str] | None = None,
 ) -> EmacsRun:
     program = emacs()
     state = tmp_path / "state"
@@ -83,6 +88,10 @@ def run_emacs(
         "ACPLS_TEST_EXECUTE": "1" if newer_eglot else "",
         "ACPLS_TEST_LINT": "\x1f".join(lint or []),
         "ACPLS_TEST_POINT": point,
+        "ACPLS_TEST_AGENT": "\x1f".join(agent or []),
+        "ACPLS_TEST_WATCH": "\x1f".join(str(p) for p in watch or []),
+        "ACPLS_TEST_NO_SAVE": "" if save else "1",
+        "ACPLS_TEST_AGENT_COPY": f"{agent_copy[0]}\x1f{agent_copy[1]}" if agent_copy else "",
     }
     preload = ["-l", str(EXECUTE_SHIM)] if newer_eglot else []
     done = subprocess.run(
@@ -104,10 +113,12 @@ def assert_nothing_left_running(workspace: Path) -> None:
 
 
 def assert_workspace_untouched_but(workspace: Path, *changed: str) -> None:
-    """No file appeared in the project (the transcript lives in the state directory)."""
+    """No file but `changed` appeared in the project (the transcript lives in the state
+    directory), and no file but `changed` changed."""
     before = {p.relative_to(DEMO_WORKSPACE) for p in DEMO_WORKSPACE.rglob("*") if p.is_file()}
     after = {p.relative_to(workspace) for p in workspace.rglob("*") if p.is_file()}
-    assert {str(p) for p in after - before if "__pycache__" not in p.parts} == set()
+    appeared = {str(p) for p in after - before if "__pycache__" not in p.parts}
+    assert appeared - set(changed) == set()
     for path in before - {Path(c) for c in changed}:
         if "__pycache__" not in path.parts:
             assert (workspace / path).read_bytes() == (DEMO_WORKSPACE / path).read_bytes(), path
@@ -259,3 +270,54 @@ def test_configuration_byte_compiles_without_warnings(tmp_path: Path):
         line for line in (done.stdout + done.stderr).splitlines() if not line.startswith("Loading")
     )
     assert done.returncode == 0 and output.strip() == "", output
+
+
+NOTES = "# Notes\n\nTotals are rounded to cents.\n"
+
+
+@pytest.mark.parametrize("save", [True, False], ids=["saving", "not-saving"])
+@pytest.mark.parametrize("agent_writes_too", [False, True], ids=["alone", "agent-writes-too"])
+def test_new_file_holds_the_agents_text_once(
+    tmp_path: Path, demo_workspace: Path, agent_writes_too: bool, save: bool
+):
+    """eglot 1.9 has no `resourceOperations`. Its edit of a file it has no buffer for goes into a
+    buffer it visits for it, which `acpls-save-edits` nil (or eglot without acpls-eglot.el) never
+    saves: acpls once created the file empty and sent the insert, then read the disk (empty) or
+    the buffer as eglot opened it (empty, its didChange comes later) and inserted the text again.
+    OpenCode also writes the file itself right after asking acpls to: here its copy lands as
+    acpls' edit reaches Emacs, before Emacs visits the file (the driver's ACPLS_TEST_AGENT_COPY),
+    so the insert went in front of it. The buffer (follow-along shows the file) and the disk end
+    holding the agent's text once, unmodified."""
+    notes = demo_workspace / "helpers.py"
+    write = {
+        "request": "fs/write_text_file",
+        "params": {"sessionId": "$sessionId", "path": str(notes), "content": NOTES},
+    }
+    if agent_writes_too:
+        # Its own write a moment later; where it lands in acpls' write is the driver's doing.
+        mine = {"write_file": {"path": str(notes), "text": NOTES}}
+        steps = [{**write, "wait": False}, {"sleep": 0.5}, mine, {"sleep": 0.5}]
+    else:
+        steps = [{**write, "expect": {}}]
+    log = tmp_path / "agent.jsonl"
+    agent = script_command({"protocol": 1, "on_prompt": steps}, log)
+    run = run_emacs(
+        tmp_path,
+        demo_workspace,
+        prompt="write the helpers",
+        agent=agent,
+        watch=[notes],
+        save=save,
+        agent_copy=(notes, NOTES) if agent_writes_too else None,
+    )
+    report = run.report
+    assert report["result"]["stopReason"] == "end_turn", report
+    buffer = report["buffers"][str(notes)]
+    once = {"text": NOTES, "modified": False}
+    # Racing, the agent's copy may come first: acpls then has nothing to write, and shows nothing.
+    assert buffer == once or (agent_writes_too and buffer is None), report
+    assert notes.read_text(encoding="utf-8") == NOTES
+    answers = [json.loads(line) for line in log.read_text().splitlines()]
+    assert not [a for a in answers if "error" in a], answers
+    assert_workspace_untouched_but(demo_workspace, notes.name)
+    assert_nothing_left_running(demo_workspace)

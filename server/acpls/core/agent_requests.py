@@ -444,10 +444,13 @@ class AgentRequests:
         exists = old is not None or os.path.exists(path)
         await self._protect_unsaved_work(path, content)
         edit, first_line = self._write_edit(path, old if exists else None, content)
-        if edit is None:
+        if first_line is None:
             return {}
         self.review.before_write(session, path, old if exists else None)
-        applied, reason = await self.editor.apply_edit(edit, f"Agent: write {path}")
+        # No edit: a new file acpls wrote itself (an editor without `resourceOperations`).
+        applied, reason = (
+            await self.editor.apply_edit(edit, f"Agent: write {path}") if edit else (True, None)
+        )
         if not applied:
             raise AcpError(
                 INTERNAL_ERROR, f"the editor did not apply the write to {path}: {reason}"
@@ -463,15 +466,19 @@ class AgentRequests:
         return {}
 
     async def _converge_new_file(self, path: str, content: str) -> None:
-        """A new file's write is a create and an insert into the empty file. An agent that also
-        writes the file itself (OpenCode) can land its copy after the editor's create and before
-        its insert (an editor loads the text the insert goes into from disk), and the file then
-        holds the text twice: the agent asked for `content`, so what the editor holds is brought
-        to it with one more edit."""
-        now = self.current_text(path)
-        if now is None or now == content:
+        """A new file's write is the editor's create and an insert at its start. An agent that
+        also writes the file itself (OpenCode) can land its copy after the create and before the
+        editor loads the file for the insert, which then goes in front of that copy: the text
+        twice. What the insert went to is compared, never anything else: the editor's document
+        when the editor has the file open (once its didChange is in), else the disk. Only a
+        text that starts with the agent's and holds more shows the insert landed on top of
+        something: it is brought to the agent's text with one more edit. Any other text means
+        the insert went where acpls cannot see (an unsaved buffer the editor does not sync with
+        acpls) or is not reported yet, and a second insert would put the text there twice."""
+        now = await self._new_file_text(path, content)
+        if now is None or now == content or not now.startswith(content):
             return
-        logger.info("new file %s does not hold the agent's text after the write; fixing", path)
+        logger.info("new file %s holds more than the agent's text after the write; fixing", path)
         edit, _ = self._write_edit(path, now, content)
         if edit is None:
             return
@@ -480,6 +487,19 @@ class AgentRequests:
             raise AcpError(
                 INTERNAL_ERROR, f"the editor did not apply the write to {path}: {reason}"
             )
+
+    async def _new_file_text(self, path: str, content: str) -> str | None:
+        """The text the new file's insert went to: the editor's document once it starts with the
+        agent's text (editors debounce didChange, and send it after their applyEdit reply), at
+        most `_NEW_FILE_SETTLE_S` waited; the disk's when the editor did not open it."""
+        uri = path_to_uri(path)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + _NEW_FILE_SETTLE_S
+        while (text := self.editor.document_text(uri)) is not None:
+            if text.startswith(content) or loop.time() >= deadline:
+                return text
+            await asyncio.sleep(_NEW_FILE_POLL_S)
+        return self.current_text(path)  # no document: the disk's
 
     async def _protect_unsaved_work(self, path: str, content: str) -> None:
         """A write over unsaved changes the agent never read is not applied without asking."""
@@ -526,6 +546,12 @@ class AgentRequests:
     def _write_edit(
         self, path: str, old: str | None, new: str
     ) -> tuple[dict[str, Any] | None, int | None]:
+        """The edit that makes `path` hold `new`, and the first line it changes; (None, None)
+        when it already does. A new file (`old` None) in an editor without `resourceOperations`
+        is written here, whole, and gets no edit (None, 0): an empty file acpls created for the
+        editor's insert went into a buffer the editor may not save (eglot), leaving the disk
+        empty, and acpls may not see that buffer to tell whether the agent's own copy of the
+        file got in under the insert."""
         uri = path_to_uri(path)
         if old is None:
             changes: list[dict[str, Any]] = []
@@ -537,10 +563,12 @@ class AgentRequests:
                 changes.append({"kind": "create", "uri": uri, "options": {"overwrite": True}})
             else:
                 try:
-                    with open(path, "x", encoding="utf-8"):
-                        pass
+                    _create_with_text(path, new)
                 except FileExistsError:
                     return self._write_edit(path, self.current_text(path) or "", new)
+                except OSError as exc:
+                    raise AcpError(INTERNAL_ERROR, f"cannot create {path}: {exc}") from exc
+                return None, 0
             edits = minimal_line_edits("", new)
             changes.append({"textDocument": {"uri": uri, "version": None}, "edits": edits})
             return {"documentChanges": changes}, 0
@@ -650,6 +678,25 @@ def _terminal_errors() -> Iterator[None]:
 
 # Agents (by `agentInfo.name`) that cannot tell a missing file from an error over ACP.
 _MISSING_READS_EMPTY = frozenset({"gemini-cli"})
+
+# How long a new file's write waits for the editor's didChange of its insert, and how often it
+# looks (editors send didChange after a pause in typing: eglot 0.5 s, Neovim 0.15 s).
+_NEW_FILE_SETTLE_S = 1.0
+_NEW_FILE_POLL_S = 0.01
+
+
+def _create_with_text(path: str, text: str) -> None:
+    """Create `path` holding `text`; FileExistsError when something is there already (the
+    agent's own copy, or a symlink swapped in: O_EXCL follows none). A failed write leaves no
+    part of a file behind."""
+    with open(path, "x", encoding="utf-8", newline="") as handle:
+        try:
+            handle.write(text)
+            handle.flush()
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            raise
 
 
 def _not_readable(path: str) -> AcpError:
