@@ -132,10 +132,13 @@ class _FdChunks:
 
     def __iter__(self) -> Iterator[str]:
         while True:
-            data = os.read(self._fd, CHUNK_BYTES)
-            self._read += len(data)
-            if self._read > self._max:
+            # Never past the limit: a window that ends before it is served; at the limit one
+            # byte more tells a file of exactly `max_bytes` from a longer one.
+            room = self._max - self._read
+            data = os.read(self._fd, min(CHUNK_BYTES, room) if room else 1)
+            if data and not room:
                 raise self.too_large()
+            self._read += len(data)
             text = self._decoder.decode(data, final=not data)
             if text:
                 yield text
