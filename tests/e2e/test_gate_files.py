@@ -94,12 +94,12 @@ async def test_a_symlink_swapped_in_while_the_user_is_asked_gets_nothing_written
         await start(editor.client, workspace, agent(log, steps))
         await prompt(editor.client)
         assert await wait_until(lambda: answers(log), 20)
+    assert outside.read_text() == SECRET
+    assert editor.edits == []
     [answer] = answers(log)
     assert answer["error"]["code"] == -32603
     assert "nothing was written" in answer["error"]["message"]
     assert "direnv" in editor.message_requests[0].message  # the user was told why
-    assert outside.read_text() == SECRET
-    assert editor.edits == []
 
 
 async def test_a_hard_link_swapped_in_over_unsaved_work_gets_nothing_written(
@@ -120,11 +120,10 @@ async def test_a_hard_link_swapped_in_over_unsaved_work_gets_nothing_written(
         await start(editor.client, workspace, agent(log, [write(calc, "pwned\n")]))
         editor.open(calc, "def add(a, b):\n    return a + b  # mine\n")
         await prompt(editor.client)
+    assert editor.edits == []
     [answer] = answers(log)
     assert "nothing was written" in answer["error"]["message"], answer
     assert "unsaved changes" in editor.message_requests[0].message
-    assert outside.read_text() == SECRET
-    assert editor.edits == []
 
 
 async def test_a_hard_linked_file_is_read_and_written_only_when_allowed(
