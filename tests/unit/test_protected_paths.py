@@ -10,6 +10,7 @@ import pytest
 
 from acpls.services.file_reads import NotRegularFile, TooLarge, read_window
 from acpls.state import protected as p
+from acpls.state.paths import PathPolicy
 from acpls.state.protected import protection, valid_glob
 
 ROOT = "/home/u/proj"
@@ -164,3 +165,24 @@ def test_only_regular_files_are_opened(tmp_path: Path) -> None:
     assert read_window(str(link), max_bytes=10).text == "t\n"
     with pytest.raises(NotRegularFile, match="symbolic link"):
         read_window(str(link), max_bytes=10, follow=False)
+
+
+def test_a_root_reached_through_a_link_keeps_its_name(tmp_path: Path) -> None:
+    """What acpls opens is the resolved path, named below the root as the editor named the root
+    (a home folder on another disk): the editor's buffer of it is found, and a link inside the
+    workspace that leads out is still outside."""
+    real = tmp_path / "disk" / "proj"
+    (real / "src").mkdir(parents=True)
+    (real / "src" / "a.py").write_text("a\n")
+    named = tmp_path / "proj"
+    named.symlink_to(real, target_is_directory=True)
+    (real / "alias.py").symlink_to(real / "src" / "a.py")
+    (real / "out").symlink_to(tmp_path, target_is_directory=True)
+    policy = PathPolicy([str(named)])
+    decision = policy.check(str(named / "alias.py"))
+    assert decision.inside
+    assert decision.resolved == str(real / "src" / "a.py")
+    assert decision.usable == str(named / "src" / "a.py")
+    assert os.path.realpath(decision.usable) == decision.resolved
+    escaped = policy.check(str(named / "out" / "secret"))
+    assert not escaped.inside and escaped.usable == str(tmp_path / "secret")
