@@ -14,7 +14,7 @@ from acpls.state.paths import PathPolicy
 from acpls.state.protected import protection, valid_glob
 
 ROOT = "/home/u/proj"
-ROOTS = (ROOT, "/opt/shared")
+ROOTS = (ROOT, "/opt/common")
 OWN = ("/home/u/.local/state/acpls", "/home/u/.config/acpls")
 
 
@@ -61,7 +61,7 @@ def test_protected_places_and_why(path: str, why: str) -> None:
         f"{ROOT}/git/hooks/x",
         f"{ROOT}/docs/.gitkeep",
         f"{ROOT}/my.envrc.example",
-        "/opt/shared/notes.txt",  # an allowed root
+        "/opt/common/notes.txt",  # an allowed root
     ],
 )
 def test_ordinary_files_are_not_protected(path: str) -> None:
@@ -88,9 +88,9 @@ def test_own_state_inside_the_workspace_is_protected_before_anything_else() -> N
         ("*.sh", f"{ROOT}/run.sh", True),
         ("*.sh", f"{ROOT}/bin/run.sh", False),  # `*` stays within one name
         ("bin/?.sh", f"{ROOT}/bin/a.sh", True),
-        ("/opt/shared/secrets", "/opt/shared/secrets/key", True),
-        ("/opt/shared/*.pem", "/opt/shared/a.pem", True),
-        ("/opt/shared/*.pem", "/opt/shared/a.txt", False),
+        ("/opt/common/secrets", "/opt/common/secrets/key", True),
+        ("/opt/common/*.pem", "/opt/common/a.pem", True),
+        ("/opt/common/*.pem", "/opt/common/a.txt", False),
     ],
 )
 def test_always_ask_globs(glob: str, path: str, hit: bool) -> None:
