@@ -126,6 +126,31 @@ async def test_a_hard_link_swapped_in_over_unsaved_work_gets_nothing_written(
     assert "unsaved changes" in editor.message_requests[0].message
 
 
+async def test_a_symlink_swapped_in_while_a_read_is_asked_about_is_not_read(
+    client: Any, workspace: Path, tmp_path: Path, outside: Path
+) -> None:
+    """A read waits for the user too (here: the file has a second hard link, inside the
+    workspace); meanwhile the file becomes a link to a secret outside. The user allows the read
+    they were asked about; acpls reads only what it judged."""
+    data = workspace / "data.txt"
+    data.write_text("harmless\n")
+    os.link(data, workspace / "copy.txt")
+    log = tmp_path / "agent.jsonl"
+
+    def swap_then_allow(params: Any) -> types.MessageActionItem:
+        data.unlink()
+        data.symlink_to(outside)
+        return types.MessageActionItem(title="Allow")
+
+    client.answer_message_request = swap_then_allow
+    await start(client, workspace, agent(log, [read(data)]))
+    await prompt(client)
+    assert "top secret" not in json.dumps(agent_log(log))
+    [answer] = answers(log)
+    assert "not where it was checked" in answer["error"]["message"], answer
+    assert "hard link" in questions(client)[0]
+
+
 async def test_a_hard_linked_file_is_read_and_written_only_when_allowed(
     client: Any, workspace: Path, tmp_path: Path, outside: Path
 ) -> None:

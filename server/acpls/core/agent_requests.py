@@ -36,7 +36,8 @@ from acpls.core import ports
 from acpls.core.session import PendingPermission, Session
 from acpls.editor import messages as msg
 from acpls.services.file_reads import (
-    NotRegularFile,
+    Accept,
+    ReadRefused,
     TooLarge,
     Window,
     kind_of,
@@ -440,9 +441,12 @@ class AgentRequests:
     async def check_path(self, session: Session, path: Any, action: str) -> str:
         """Absolute, inside the workspace (after symlinks and `..`), or approved by the user for
         the session. Returns the resolved path (as the editor names it): what is then used."""
+        return (await self._checked(session, path, action)).usable
+
+    async def _checked(self, session: Session, path: Any, action: str) -> PathDecision:
         decision = self._judge(path)
         if decision.inside or self.paths.is_approved(session.id, decision.path):
-            return decision.usable
+            return decision
         question = (
             f"The agent wants to {action} {decision.path}, outside the workspace"
             + _really(decision)
@@ -453,7 +457,7 @@ class AgentRequests:
                 INVALID_PARAMS, f"{decision.path} is outside the workspace and was not allowed"
             )
         self.paths.approve(session.id, decision.path)
-        return decision.usable
+        return decision
 
     async def _allowed(self, question: str) -> bool:
         try:
@@ -467,12 +471,13 @@ class AgentRequests:
     async def read_text_file(self, params: Any) -> dict[str, Any]:
         request = _decode(params, ReadTextFileRequest)
         session = self._session_of(request.session_id)
-        path = await self.check_path(session, request.path, "read")
+        decision = await self._checked(session, request.path, "read")
+        path = decision.usable
         line, limit = _given(request.line), _given(request.limit)
         text = self.editor.document_text(path_to_uri(path))
         if text is None:
             await self._check_hard_links(session, path)
-            window = await self._read_disk(session, path, line, limit)
+            window = await self._read_disk(session, decision, line, limit)
             if window is None:
                 return {"content": ""}
             text = window.text
@@ -490,15 +495,23 @@ class AgentRequests:
         return {"content": text}
 
     async def _read_disk(
-        self, session: Session, path: str, line: int | None, limit: int | None
+        self, session: Session, decision: PathDecision, line: int | None, limit: int | None
     ) -> Window | None:
-        """The file's text off the event loop: a regular file only, the line window cut while
+        """The file's text off the event loop: a regular file only, still where the path was
+        judged to lead, with no hard link the user did not allow; the line window cut while
         reading, at most `limits.maxReadBytes` read. None: a missing file an agent that cannot
         tell one over ACP gets as empty (Gemini CLI)."""
-        resolved = os.path.realpath(path)
+        path = decision.usable
         max_bytes = self.hub.settings.max_read_bytes
+        linked_ok = frozenset(self._linked_ok.get(session.id, ()))
+
+        def accept(info: os.stat_result) -> str | None:
+            if info.st_nlink > 1 and (info.st_dev, info.st_ino) not in linked_ok:
+                return "got another hard link since it was checked"
+            return None
+
         try:
-            return await asyncio.to_thread(_read_confined, path, resolved, max_bytes, line, limit)
+            return await asyncio.to_thread(_read_confined, decision, max_bytes, line, limit, accept)
         except TooLarge as exc:
             wanted = "the lines asked for end" if line or limit is not None else "it is"
             raise AcpError(
@@ -506,7 +519,7 @@ class AgentRequests:
                 f"cannot read {path}: {wanted} past limits.maxReadBytes ({max_bytes} bytes);"
                 " read it in parts with line and limit",
             ) from exc
-        except NotRegularFile as exc:
+        except ReadRefused as exc:
             raise AcpError(INVALID_PARAMS, f"cannot read {exc}") from exc
         except FileNotFoundError:
             if self._reads_missing_as_empty(session):
@@ -881,13 +894,18 @@ class _Target:
 
 
 def _read_confined(
-    path: str, resolved: str, max_bytes: int, line: int | None, limit: int | None
+    decision: PathDecision, max_bytes: int, line: int | None, limit: int | None, accept: Accept
 ) -> Window:
-    """In a worker thread: the path still leads where it was judged to, and its last part is no
-    symlink (O_NOFOLLOW), then the bounded read (services/file_reads.py)."""
-    if os.path.realpath(path) != resolved:
-        raise NotRegularFile(f"{path}: it changed since it was checked")
-    return read_window(path, max_bytes=max_bytes, line=line, limit=limit, follow=False)
+    """In a worker thread: the path still leads where it was judged to (no link swapped in while
+    the user was asked), its last part is no symlink (O_NOFOLLOW), and the opened file passes
+    `accept`; then the bounded read (services/file_reads.py)."""
+    path = decision.usable
+    now = os.path.realpath(path)
+    if now != decision.resolved:
+        raise ReadRefused(f"{path}: it now leads to {now}, not where it was checked to")
+    return read_window(
+        path, max_bytes=max_bytes, line=line, limit=limit, follow=False, accept=accept
+    )
 
 
 # Agents (by `agentInfo.name`) that cannot tell a missing file from an error over ACP.

@@ -17,7 +17,7 @@ import codecs
 import contextlib
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import attrs
 
@@ -33,7 +33,8 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 class ReadRefused(OSError):
-    """The file is not read: it is no regular file, or it is longer than the limit allows."""
+    """The file is not read: it is no regular file, it is longer than the limit allows, or the
+    caller's `accept` refused it."""
 
 
 class NotRegularFile(ReadRefused):
@@ -42,6 +43,11 @@ class NotRegularFile(ReadRefused):
 
 class TooLarge(ReadRefused):
     pass
+
+
+# Shown the opened file's `fstat`: None to read it, else why not (the caller's own checks on
+# the very file that is read, not on what the path led to a moment earlier).
+Accept = Callable[[os.stat_result], "str | None"]
 
 
 @attrs.frozen
@@ -66,10 +72,11 @@ def kind_of(mode: int) -> str:
     return next((name for test, name in kinds if test(mode)), "not a regular file")
 
 
-def open_regular(path: str, *, follow: bool = True) -> int:
+def open_regular(path: str, *, follow: bool = True, accept: Accept | None = None) -> int:
     """A file descriptor of `path`, opened for reading only when it is a regular file (never a
     FIFO, socket or device: those are refused without being opened). With `follow=False` a
-    symbolic link as the last part of `path` is refused. Raises NotRegularFile or OSError."""
+    symbolic link as the last part of `path` is refused. `accept` is shown the opened file's
+    `fstat` and may refuse it (saying why). Raises ReadRefused or OSError."""
     before = os.stat(path) if follow else os.lstat(path)
     if not stat.S_ISREG(before.st_mode):
         raise NotRegularFile(f"{path} is {kind_of(before.st_mode)}, not a regular file")
@@ -81,6 +88,9 @@ def open_regular(path: str, *, follow: bool = True) -> int:
             before.st_ino,
         ):
             raise NotRegularFile(f"{path} changed while it was being opened")
+        problem = accept(now) if accept is not None else None
+        if problem is not None:
+            raise ReadRefused(f"{path} {problem}")
     except BaseException:
         os.close(fd)
         raise
@@ -94,13 +104,14 @@ def read_window(
     line: int | None = None,
     limit: int | None = None,
     follow: bool = True,
+    accept: Accept | None = None,
 ) -> Window:
     """`path`'s UTF-8 text from line `line` (1-based; None or < 1: the first), at most `limit`
     lines (None or < 0: to the end). Reading stops once the window is complete; past `max_bytes`
     bytes read it raises TooLarge. UnicodeDecodeError and OSError as `open` raises them."""
     start = line - 1 if line is not None and line > 0 else 0
     count = limit if limit is not None and limit >= 0 else None
-    fd = open_regular(path, follow=follow)
+    fd = open_regular(path, follow=follow, accept=accept)
     with contextlib.closing(_FdChunks(fd, path, max_bytes)) as chunks:
         if count == 0:
             return Window("", whole=False)
