@@ -14,6 +14,7 @@ import attrs
 
 from acpls.presets import PRESETS_BY_NAME, AgentSpec, resolve_preset
 from acpls.registry.spec import DEFAULT_REGISTRY_URL
+from acpls.state.protected import valid_glob
 
 # Resolves an agent name that is no preset (a registry id) given the registry URL; raises
 # ValueError when it cannot. The hub passes its catalog's; the default reads the cache/snapshot.
@@ -22,6 +23,9 @@ AgentResolver = Callable[[str, str], AgentSpec]
 DEFAULT_SCROLLBACK = 4 * 1024 * 1024
 DEFAULT_MAX_LINE = 64 * 1024 * 1024
 DEFAULT_MAX_AGENT_INPUT = 64 * 1024 * 1024
+# Bytes of a file acpls reads from disk for one fs/read_text_file (and for its own looks at a
+# file an agent named): a larger file is refused, or read by line/limit windows.
+DEFAULT_MAX_READ_BYTES = 16 * 1024 * 1024
 
 
 @attrs.frozen
@@ -34,12 +38,15 @@ class Settings:
     auto_approve_kinds: tuple[str, ...] = ()
     remember_rules: bool = True
     allowed_roots: tuple[str, ...] = ()
+    # Globs (relative to a workspace root, or absolute) where a write is always asked about.
+    always_ask: tuple[str, ...] = ()
     scrollback_bytes: int = DEFAULT_SCROLLBACK
     raw_terminal_output: bool = False
     env_remove: tuple[str, ...] = ()
     max_line_bytes: int = DEFAULT_MAX_LINE
     max_pending_permissions: int = 1000
     max_agent_input_bytes: int = DEFAULT_MAX_AGENT_INPUT
+    max_read_bytes: int = DEFAULT_MAX_READ_BYTES
     log_level: str | None = None  # None: as the command line says (--log-level)
     checkpoints_enabled: bool = True
     checkpoint_max_count: int = 200
@@ -217,6 +224,14 @@ def _strings(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _globs(value: Any) -> tuple[str, ...]:
+    globs = _strings(value)
+    bad = [g for g in globs if not valid_glob(g)]
+    if bad:
+        raise ValueError(f"not a glob relative to a workspace folder or absolute: {bad!r}")
+    return globs
+
+
 def _mcp_servers(value: Any) -> tuple[Any, ...]:
     if not isinstance(value, list) or not all(isinstance(v, Mapping) for v in value):
         raise TypeError("must be a list of MCP server objects")
@@ -279,12 +294,14 @@ _KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "permissions.autoApprove": ("auto_approve_kinds", _strings),
     "permissions.rules": ("remember_rules", _bool),
     "files.allowedRoots": ("allowed_roots", _strings),
+    "files.alwaysAsk": ("always_ask", _globs),
     "terminal.scrollbackBytes": ("scrollback_bytes", _positive_int),
     "terminal.rawOutput": ("raw_terminal_output", _bool),
     "env.remove": ("env_remove", _strings),
     "limits.maxLineBytes": ("max_line_bytes", _positive_int),
     "limits.maxPendingPermissions": ("max_pending_permissions", _positive_int),
     "limits.maxAgentInputBytes": ("max_agent_input_bytes", _positive_int),
+    "limits.maxReadBytes": ("max_read_bytes", _positive_int),
     "log.level": ("log_level", _log_level),
     "checkpoints.enabled": ("checkpoints_enabled", _bool),
     "checkpoints.maxCount": ("checkpoint_max_count", _positive_int),

@@ -568,8 +568,11 @@ async def test_requests_an_outside_read_is_asked_once_per_session_and_forgotten_
     inside = {"sessionId": "s1", "path": str(workspace / "a.py"), "line": 2, "limit": 1}
     assert await requests.read_text_file(inside) == {"content": "two\n"}
     assert editor.questions == []
-    assert review.read == [(str(workspace / "a.py"), "one\ntwo\n")]
+    assert review.read == []  # a window of the file read from disk: the agent saw part of it
     assert [(m.path, m.line) for m in follow.moves] == [(str(workspace / "a.py"), 2)]
+    whole = {"sessionId": "s1", "path": str(workspace / "a.py")}
+    assert await requests.read_text_file(whole) == {"content": "one\ntwo\n"}
+    assert review.read == [(str(workspace / "a.py"), "one\ntwo\n")]
     far = {"sessionId": "s1", "path": str(outside)}
     for _ in range(2):
         assert await requests.read_text_file(far) == {"content": "notes\n"}

@@ -41,13 +41,14 @@ local schema = {
   follow = { enabled = 'boolean', subagents = 'boolean' },
   mcpServers = 'table',
   permissions = { autoApprove = 'table', rules = 'boolean' },
-  files = { allowedRoots = 'table' },
+  files = { allowedRoots = 'table', alwaysAsk = 'table' },
   terminal = { scrollbackBytes = 'number', rawOutput = 'boolean' },
   env = { remove = 'table' },
   limits = {
     maxLineBytes = 'number',
     maxPendingPermissions = 'number',
     maxAgentInputBytes = 'number',
+    maxReadBytes = 'number',
   },
   log = { level = { type = 'string', oneof = { 'debug', 'info', 'warning', 'error' } } },
   checkpoints = {

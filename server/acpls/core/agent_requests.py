@@ -11,9 +11,12 @@ import contextlib
 import itertools
 import logging
 import os
+import stat
 import uuid
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+import attrs
 
 from acpls.acp.converter import permission_tool_call, structure, unstructure
 from acpls.acp.errors import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, AcpError
@@ -32,9 +35,19 @@ from acpls.acp.models import (
 from acpls.core import ports
 from acpls.core.session import PendingPermission, Session
 from acpls.editor import messages as msg
+from acpls.services.file_reads import (
+    Accept,
+    ReadRefused,
+    TooLarge,
+    Window,
+    kind_of,
+    read_text,
+    read_window,
+)
 from acpls.services.terminals import ClientTerminals, ExitStatus, TerminalError
-from acpls.state.paths import InvalidPath, PathPolicy
-from acpls.state.rules import RuleStore, choose_option
+from acpls.state.paths import InvalidPath, PathDecision, PathPolicy
+from acpls.state.protected import OUTSIDE, Protection, protection
+from acpls.state.rules import RuleStore, choose_option, tool_call_paths
 from acpls.translate import permissions as perm
 from acpls.translate.diffs import workspace_edit_from_content
 from acpls.translate.follow import FollowTarget
@@ -107,6 +120,8 @@ class AgentRequests:
         # What the agent last read of each path, to tell its writes from clobbering the user's.
         self._read_texts: dict[str, str] = {}
         self.paths = PathPolicy([])
+        # Files with more than one hard link the user let each session read: (st_dev, st_ino).
+        self._linked_ok: dict[str, set[tuple[int, int]]] = {}
         self._rules: RuleStore | None = None
         # The commands each agent runs through terminal/create, in that agent's environment.
         self._terminals: dict[str, ClientTerminals] = {}
@@ -184,9 +199,16 @@ class AgentRequests:
             logger.warning("too many pending permission requests; answering cancelled")
             return perm.cancelled()
         tool_call = self._permission_tool_call(session, request)
-        automatic = self._answer_by_rule(session, tool_call, options)
-        if automatic is not None:
-            return automatic
+        guarded = self._guarded_edit(tool_call)
+        if guarded is not None:
+            # A write to a place that runs code (or outside the workspace): the user decides,
+            # whatever a remembered rule or `permissions.autoApprove` says, and is told why.
+            logger.info("permission for %r asked: %s", tool_call.get("title"), guarded)
+            request = attrs.evolve(request, description=_with_reason(request, guarded))
+        else:
+            automatic = self._answer_by_rule(session, tool_call, options)
+            if automatic is not None:
+                return automatic
         key = next(self._keys)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         pending = PendingPermission(request_key=key, options=options, answer=future)
@@ -204,6 +226,55 @@ class AgentRequests:
                 asker.cancel()
             if pending.editor_msg_id is not None and not asker.done():
                 self.editor.cancel_request(pending.editor_msg_id)
+
+    def _guarded_edit(self, tool_call: dict[str, Any]) -> str | None:
+        """Why a tool call that writes (an edit, delete or move, or any carrying a diff) must be
+        put to the user: the first path it names in a protected place, with the reason."""
+        kind = tool_call.get("kind")
+        content = tool_call.get("content")
+        diffs = isinstance(content, list) and any(
+            isinstance(item, dict) and item.get("type") == "diff" for item in content
+        )
+        if kind not in _WRITING_KINDS and not diffs:
+            return None
+        for path in _named_paths(tool_call):
+            try:
+                decision = self.paths.check(path)
+            except InvalidPath:
+                continue
+            found = self._protection(decision)
+            if found is not None:
+                return f"{path}: {found.reason}"
+        return None
+
+    def _protection(self, decision: PathDecision) -> Protection | None:
+        """Why writing this path is always asked about (state/protected.py), judged by where it
+        really is and by the name it was given (a link named `.git/hooks/x` counts too)."""
+        settings = self.hub.settings
+        own = self._own_dirs()
+        found = protection(decision.resolved, self.paths.roots, own, settings.always_ask)
+        if found is not None:
+            return found
+        named = protection(
+            os.path.normpath(decision.path), self.paths.editor_roots, own, settings.always_ask
+        )
+        return named if named is not None and named.reason != OUTSIDE else None
+
+    def _own_dirs(self) -> tuple[str, ...]:
+        """acpls' state folder, `$XDG_STATE_HOME/acpls` and `$XDG_CONFIG_HOME/acpls`, resolved
+        and as named: an agent that rewrites acpls' rules allows itself anything."""
+        env = self.environ
+        home = env.get("HOME") or os.path.expanduser("~")
+        found: list[str] = []
+        for folder in (
+            str(self.state_dir),
+            os.path.join(_xdg(env, "XDG_STATE_HOME", home, ".local/state"), "acpls"),
+            os.path.join(_xdg(env, "XDG_CONFIG_HOME", home, ".config"), "acpls"),
+        ):
+            for form in (os.path.normpath(folder), os.path.realpath(folder)):
+                if os.path.isabs(form) and form not in found:
+                    found.append(form)
+        return tuple(found)
 
     def _answer_by_rule(
         self, session: Session, tool_call: dict[str, Any], options: list[dict[str, Any]]
@@ -364,6 +435,7 @@ class AgentRequests:
         outside-the-workspace approvals forgotten, and the commands it ran stopped."""
         self.cancel_permissions(session)
         self.paths.forget_session(session.id)
+        self._linked_ok.pop(session.id, None)
         terminals = self._terminals_of(session.agent)
         if terminals.terminal_ids(session.id):
             self.tasks.spawn(f"close-terminals:{session.id}", terminals.close_session(session.id))
@@ -376,60 +448,159 @@ class AgentRequests:
 
     # -- files -----------------------------------------------------------------------------------
     def current_text(self, path: str) -> str | None:
-        return ports.current_text(self.editor, path)
+        return ports.current_text(self.editor, path, self.hub.settings.max_read_bytes)
 
-    async def check_path(self, session: Session, path: Any, action: str) -> str:
-        """Absolute, inside the workspace (after symlinks and `..`), or approved by the user."""
+    def _judge(self, path: Any) -> PathDecision:
         if not isinstance(path, str) or not path:
             raise AcpError(INVALID_PARAMS, "path must be a non-empty string")
         try:
-            decision = self.paths.check(path)
+            return self.paths.check(path)
         except InvalidPath as exc:
             raise AcpError(INVALID_PARAMS, str(exc)) from exc
-        if decision.inside or self.paths.is_approved(session.id, path):
-            return os.path.normpath(path)
+
+    async def check_path(self, session: Session, path: Any, action: str) -> str:
+        """Absolute, inside the workspace (after symlinks and `..`), or approved by the user for
+        the session. Returns the resolved path (as the editor names it): what is then used."""
+        return (await self._checked(session, path, action)).usable
+
+    async def _checked(self, session: Session, path: Any, action: str) -> PathDecision:
+        decision = self._judge(path)
+        if decision.inside or self.paths.is_approved(session.id, decision.path):
+            return decision
         question = (
-            f"The agent wants to {action} {path}, outside the workspace"
-            + (
-                f" (really {decision.resolved})"
-                if decision.resolved != os.path.normpath(path)
-                else ""
-            )
+            f"The agent wants to {action} {decision.path}, outside the workspace"
+            + _really(decision)
             + ". Allow it for this session?"
         )
+        if not await self._allowed(question):
+            raise AcpError(
+                INVALID_PARAMS, f"{decision.path} is outside the workspace and was not allowed"
+            )
+        self.paths.approve(session.id, decision.path)
+        return decision
+
+    async def _allowed(self, question: str) -> bool:
         try:
             answer = await self.editor.show_message_request(
                 ports.MESSAGE_WARNING, question, ["Allow", "Deny"]
             )
         except Exception:
             answer = None
-        if answer != "Allow":
-            raise AcpError(INVALID_PARAMS, f"{path} is outside the workspace and was not allowed")
-        self.paths.approve(session.id, path)
-        return os.path.normpath(path)
+        return answer == "Allow"
 
     async def read_text_file(self, params: Any) -> dict[str, Any]:
         request = _decode(params, ReadTextFileRequest)
         session = self._session_of(request.session_id)
-        path = await self.check_path(session, request.path, "read")
-        text = self.current_text(path)
-        if text is None and self._reads_missing_as_empty(session) and not os.path.lexists(path):
-            # Gemini CLI tells a missing file by a Node ENOENT error, which no JSON-RPC error
-            # becomes on its side: its write_file of a new file would fail. It reads this way only
-            # to make an edit (its read_file checks the disk itself), where a missing file means
-            # "empty, new": answered as such, and nothing is recorded as read.
-            return {"content": ""}
-        if text is None:
-            raise _not_readable(path)
-        self._read_texts[path] = text
-        self.review.agent_read(path, text)
+        decision = await self._checked(session, request.path, "read")
+        path = decision.usable
         line, limit = _given(request.line), _given(request.limit)
-        if line is not None or limit is not None:
-            text = _slice(text, line, limit)
+        text = self.editor.document_text(path_to_uri(path))
+        if text is None:
+            await self._check_hard_links(session, path)
+            window = await self._read_disk(session, decision, line, limit)
+            if window is None:
+                return {"content": ""}
+            text = window.text
+            if window.whole:  # what the agent has seen of the file: all of it
+                self._read_texts[path] = text
+                self.review.agent_read(path, text)
+        else:
+            self._read_texts[path] = text
+            self.review.agent_read(path, text)
+            if line is not None or limit is not None:
+                text = _slice(text, line, limit)
         if session.top_level:
             start = line if line is not None and line > 0 else 1
             self.follow.move(FollowTarget(session.id, "fs/read_text_file", path, start, "read"))
         return {"content": text}
+
+    async def _read_disk(
+        self, session: Session, decision: PathDecision, line: int | None, limit: int | None
+    ) -> Window | None:
+        """The file's text off the event loop: a regular file only, still where the path was
+        judged to lead, with no hard link the user did not allow; the line window cut while
+        reading, at most `limits.maxReadBytes` read. None: a missing file an agent that cannot
+        tell one over ACP gets as empty (Gemini CLI)."""
+        path = decision.usable
+        max_bytes = self.hub.settings.max_read_bytes
+        linked_ok = frozenset(self._linked_ok.get(session.id, ()))
+
+        def accept(info: os.stat_result) -> str | None:
+            if info.st_nlink > 1 and (info.st_dev, info.st_ino) not in linked_ok:
+                return "got another hard link since it was checked"
+            return None
+
+        try:
+            return await asyncio.to_thread(_read_confined, decision, max_bytes, line, limit, accept)
+        except TooLarge as exc:
+            wanted = "the lines asked for end" if line or limit is not None else "it is"
+            raise AcpError(
+                INVALID_PARAMS,
+                f"cannot read {path}: {wanted} past limits.maxReadBytes ({max_bytes} bytes);"
+                " read it in parts with line and limit",
+            ) from exc
+        except ReadRefused as exc:
+            raise AcpError(INVALID_PARAMS, f"cannot read {exc}") from exc
+        except FileNotFoundError:
+            if self._reads_missing_as_empty(session):
+                # Gemini CLI tells a missing file by a Node ENOENT error, which no JSON-RPC error
+                # becomes on its side: its write_file of a new file would fail. It reads this
+                # way only to make an edit (its read_file checks the disk itself), where a
+                # missing file means "empty, new": answered as such, nothing recorded as read.
+                return None
+            raise _not_readable(path) from None
+        except (OSError, UnicodeDecodeError):
+            raise _not_readable(path) from None
+
+    async def _check_hard_links(self, session: Session, path: str) -> None:
+        """A file with more than one hard link is the same file as another name, maybe outside
+        the workspace: it is read only after the user allowed it for the session."""
+        try:
+            info = os.stat(path)
+        except OSError:
+            return
+        identity = (info.st_dev, info.st_ino)
+        if info.st_nlink <= 1 or identity in self._linked_ok.get(session.id, ()):
+            return
+        question = (
+            f"The agent wants to read {path}, which has {info.st_nlink} hard links: the same"
+            " file has another name, maybe outside the workspace. Allow it for this session?"
+        )
+        if not await self._allowed(question):
+            raise AcpError(
+                INVALID_PARAMS, f"{path} has more than one hard link and was not allowed"
+            )
+        self._linked_ok.setdefault(session.id, set()).add(identity)
+
+    async def _writable(self, session: Session, raw_path: Any) -> _Target:
+        """Where an fs/write_text_file goes, asked about every time when it is a protected place
+        (state/protected.py: outside the workspace, `.git`, the editor's and acpls' own settings,
+        `files.alwaysAsk`) or a file with more than one hard link. FIFOs, sockets and devices
+        are never written."""
+        decision = self._judge(raw_path)
+        reasons: list[str] = []
+        found = self._protection(decision)
+        if found is not None:
+            reasons.append(found.reason)
+        target = _Target.of(decision)
+        if target.links > 1:
+            reasons.append(
+                f"it has {target.links} hard links: the same file has another name, maybe"
+                " outside the workspace"
+            )
+        if not reasons:
+            return target
+        question = (
+            f"The agent wants to write {decision.path}{_really(decision)}: "
+            + "; ".join(reasons)
+            + ". Allow this write?"
+        )
+        if not await self._allowed(question):
+            raise AcpError(
+                INVALID_PARAMS,
+                f"the user did not allow the write to {decision.path} ({'; '.join(reasons)})",
+            )
+        return target
 
     def _reads_missing_as_empty(self, session: Session) -> bool:
         conn = self.hub.connection_of(session.agent or None)
@@ -438,11 +609,14 @@ class AgentRequests:
     async def write_text_file(self, params: Any) -> dict[str, Any]:
         request = _decode(params, WriteTextFileRequest)
         session = self._session_of(request.session_id)
-        path = await self.check_path(session, request.path, "write")
+        target = await self._writable(session, request.path)
+        path = target.path
         content = request.content
         old = self.current_text(path)
         exists = old is not None or os.path.exists(path)
         await self._protect_unsaved_work(path, content)
+        # Nothing awaited from here to the edit's sending: what was judged is what is written.
+        target.confirm()
         edit, first_line = self._write_edit(path, old if exists else None, content)
         if first_line is None:
             return {}
@@ -456,6 +630,7 @@ class AgentRequests:
                 INTERNAL_ERROR, f"the editor did not apply the write to {path}: {reason}"
             )
         if not exists:
+            target.confirm()
             await self._converge_new_file(path, content)
         self.review.after_write(path, content)
         self._read_texts[path] = content
@@ -507,8 +682,7 @@ class AgentRequests:
         if buffer is None or buffer == content or self._read_texts.get(path) == buffer:
             return
         try:
-            with open(path, encoding="utf-8", newline="") as handle:
-                on_disk: str | None = handle.read()
+            on_disk: str | None = read_text(path, max_bytes=self.hub.settings.max_read_bytes)
         except (OSError, UnicodeDecodeError):
             on_disk = None
         if buffer == on_disk:
@@ -674,6 +848,112 @@ def _terminal_errors() -> Iterator[None]:
         yield
     except TerminalError as exc:
         raise AcpError(exc.code, exc.message) from exc
+
+
+# Tool kinds that write files: a permission request of one naming a protected place is asked.
+_WRITING_KINDS = frozenset({"edit", "delete", "move"})
+# rawInput keys agents name a file by (Claude Code `file_path`, others `path`, `filePath`).
+_RAW_PATH_KEYS = ("file_path", "filePath", "path", "notebook_path", "destination", "new_path")
+
+
+def _named_paths(tool_call: Mapping[str, Any]) -> list[str]:
+    """Every absolute path a tool call names: locations, diffs and its rawInput's path keys."""
+    paths = tool_call_paths(tool_call)
+    raw = tool_call.get("rawInput")
+    if isinstance(raw, dict):
+        for key in _RAW_PATH_KEYS:
+            value = raw.get(key)
+            if isinstance(value, str) and os.path.isabs(value) and value not in paths:
+                paths.append(value)
+    return paths
+
+
+def _with_reason(request: RequestPermissionRequest, why: str) -> str:
+    """The request's description with why acpls asks the user this, first."""
+    given = _given(request.description)
+    asked = f"acpls always asks about this: {why}."
+    return f"{asked}\n\n{given}" if given else asked
+
+
+def _really(decision: PathDecision) -> str:
+    resolved = decision.resolved
+    return f" (really {resolved})" if resolved != os.path.normpath(decision.path) else ""
+
+
+def _xdg(env: Mapping[str, str], name: str, home: str, default: str) -> str:
+    """An XDG base folder: the variable when absolute (the spec ignores a relative one)."""
+    value = env.get(name, "")
+    return value if os.path.isabs(value) else os.path.join(home, default)
+
+
+@attrs.frozen
+class _Target:
+    """A file a write was judged for: where it really is (`resolved`; `path` is that as the
+    editor names it), and what it was then: (st_dev, st_ino) when it existed, its links."""
+
+    path: str
+    resolved: str
+    identity: tuple[int, int] | None
+    links: int
+
+    @classmethod
+    def of(cls, decision: PathDecision) -> _Target:
+        try:
+            info = os.lstat(decision.resolved)
+        except FileNotFoundError:
+            return cls(decision.usable, decision.resolved, None, 0)
+        except OSError as exc:
+            raise AcpError(INVALID_PARAMS, f"cannot write {decision.path}: {exc}") from exc
+        if not stat.S_ISREG(info.st_mode):
+            raise AcpError(
+                INVALID_PARAMS,
+                f"cannot write {decision.path}: it is {kind_of(info.st_mode)}, not a regular file",
+            )
+        return cls(decision.usable, decision.resolved, (info.st_dev, info.st_ino), info.st_nlink)
+
+    def confirm(self) -> None:
+        """Right before the write is sent (no await in between): the path still leads to the
+        same place and the same file, so a symlink or hard link swapped in while acpls waited
+        (for the user, for the editor) gets nothing written."""
+        problem = self._changed()
+        if problem is not None:
+            logger.warning("write to %s refused: %s", self.path, problem)
+            raise AcpError(
+                INTERNAL_ERROR, f"{self.path} {problem} while the write waited; nothing was written"
+            )
+
+    def _changed(self) -> str | None:
+        now = os.path.realpath(self.path)
+        if now != self.resolved:
+            return f"now leads to {now}"
+        try:
+            info = os.lstat(self.resolved)
+        except FileNotFoundError:
+            return None if self.identity is None else "was removed"
+        except OSError as exc:
+            return f"cannot be checked ({exc.strerror})"
+        if not stat.S_ISREG(info.st_mode):
+            return f"became {kind_of(info.st_mode)}"
+        if self.identity is not None and (info.st_dev, info.st_ino) != self.identity:
+            return "was replaced by another file"
+        if info.st_nlink > max(self.links, 1):
+            return "got another hard link"
+        return None
+
+
+def _read_confined(
+    decision: PathDecision, max_bytes: int, line: int | None, limit: int | None, accept: Accept
+) -> Window:
+    """In a worker thread: the path still leads where it was judged to (no link swapped in while
+    the user was asked), its last part is no symlink (O_NOFOLLOW), and the opened file passes
+    `accept`; then the bounded read (services/file_reads.py)."""
+    path = decision.usable
+    now = os.path.realpath(path)
+    if now != decision.resolved:
+        raise ReadRefused(f"{path}: it now leads to {now}, not where it was checked to")
+    return read_window(
+        path, max_bytes=max_bytes, line=line, limit=limit, follow=False, accept=accept
+    )
 
 
 # Agents (by `agentInfo.name`) that cannot tell a missing file from an error over ACP.

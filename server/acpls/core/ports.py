@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from acpls.services.file_reads import read_text
+from acpls.settings import DEFAULT_MAX_READ_BYTES
 from acpls.translate.uris import path_to_uri
 
 MESSAGE_ERROR = 1
@@ -91,9 +93,13 @@ class EditorBacklog(Protocol):
         ...
 
 
-def current_text(editor: EditorPort, path: str) -> str | None:
+def current_text(
+    editor: EditorPort, path: str, max_bytes: int = DEFAULT_MAX_READ_BYTES
+) -> str | None:
     """`path`'s text as the user sees it: the editor's buffer when it is open (unsaved edits
-    included), else the disk's; None when neither can be read as UTF-8."""
+    included), else the disk's; None when neither can be read as UTF-8. The disk is read only
+    when `path` is a regular file of at most `max_bytes` bytes: the agent names these paths, and
+    a FIFO would block acpls, a device never end."""
     try:
         uri = path_to_uri(path)
     except ValueError:
@@ -102,7 +108,6 @@ def current_text(editor: EditorPort, path: str) -> str | None:
     if text is not None:
         return text
     try:
-        with open(path, encoding="utf-8", newline="") as handle:
-            return handle.read()
+        return read_text(path, max_bytes=max_bytes)
     except (OSError, UnicodeDecodeError):
         return None

@@ -30,7 +30,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from acpls.core import ports
 from acpls.core.errors import CommandError
 from acpls.editor import messages as msg
+from acpls.services.file_reads import read_text
 from acpls.services.watcher import DiskChange, TurnWatcher
+from acpls.settings import DEFAULT_MAX_READ_BYTES
 from acpls.state.review import (
     RejectConflict,
     RejectEdit,
@@ -643,10 +645,8 @@ def _read_disk(path: str, limit: int | None = None) -> str | object | None:
     """The file's text; None when it does not exist; `_UNKNOWN` when unreadable, not UTF-8 or
     over `limit` bytes."""
     try:
-        if limit is not None and os.path.getsize(path) > limit:
-            return _UNKNOWN
-        with open(path, encoding="utf-8", newline="") as handle:
-            return handle.read()
+        # Never a FIFO or a device: an agent can put one where a file it changed was.
+        return read_text(path, max_bytes=limit if limit is not None else DEFAULT_MAX_READ_BYTES)
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -13,6 +12,7 @@ import orjson
 from lsprotocol import types
 
 from acpls.editor.messages import to_json
+from acpls.services.file_reads import read_text
 from acpls.translate.uris import uri_to_path
 
 if TYPE_CHECKING:
@@ -244,11 +244,8 @@ class LspEditorPort:
         if text is None or not uri.startswith("file://"):
             return False
         try:
-            path = uri_to_path(uri)
-            if os.path.getsize(path) > MATCH_DISK_LIMIT:
-                return False
-            with open(path, encoding="utf-8", newline="") as handle:
-                return handle.read() == text
+            # Never a FIFO or a device (an agent can put one where the document was).
+            return read_text(uri_to_path(uri), max_bytes=MATCH_DISK_LIMIT) == text
         except (OSError, ValueError, UnicodeDecodeError):
             return False
 

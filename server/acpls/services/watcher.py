@@ -42,6 +42,8 @@ from typing import Literal
 import attrs
 import watchfiles
 
+from acpls.services.file_reads import open_regular
+
 log = logging.getLogger(__name__)
 
 ChangeKind = Literal["added", "modified", "deleted"]
@@ -460,7 +462,8 @@ class TurnWatcher:
 
     def _read_text(self, path: str) -> tuple[str | None, bool]:
         try:
-            with open(path, "rb") as f:
+            # Only a regular file is opened: a FIFO the agent made would block this thread.
+            with open(open_regular(path), "rb") as f:
                 data = f.read(self._max_file_bytes + 1)
         except OSError:
             return None, False

@@ -32,6 +32,10 @@ class PathDecision:
     resolved: str
     inside: bool
     root: str | None
+    # The resolved path as the editor names it: below the root as the editor gave it (a root
+    # reached through a symlink, a home folder on another disk, keeps its name), so the
+    # editor's buffer of it is found and no second copy is opened. Outside: `resolved`.
+    usable: str = ""
 
     @property
     def outside(self) -> bool:
@@ -43,6 +47,7 @@ class PathPolicy:
 
     def __init__(self, roots: Iterable[str], allowed_extra: Iterable[str] = ()) -> None:
         self._roots: tuple[str, ...] = ()
+        self._named: dict[str, str] = {}  # resolved root -> the root as the editor named it
         self._approved: dict[str, set[str]] = {}
         self.set_roots(roots, allowed_extra)
 
@@ -50,20 +55,31 @@ class PathPolicy:
     def roots(self) -> tuple[str, ...]:
         return self._roots
 
+    @property
+    def editor_roots(self) -> tuple[str, ...]:
+        """The roots as the editor (or the setting) named them, unresolved."""
+        return tuple(self._named.values())
+
     def set_roots(self, roots: Iterable[str], allowed_extra: Iterable[str] = ()) -> None:
         """Replace the roots (workspace folders changed, or the `files.allowedRoots` setting)."""
         resolved: list[str] = []
+        named: dict[str, str] = {}
         for root in (*roots, *allowed_extra):
             real = resolve(root)
             if real not in resolved:
                 resolved.append(real)
+                named[real] = os.path.normpath(root)
         self._roots = tuple(resolved)
+        self._named = named
 
     def check(self, path: str) -> PathDecision:
         """Judge an absolute path. Raises InvalidPath for anything else."""
         real = resolve(path)
         root = next((r for r in self._roots if _is_within(real, r)), None)
-        return PathDecision(path=path, resolved=real, inside=root is not None, root=root)
+        usable = real if root is None else self._named.get(root, root) + real[len(root) :]
+        return PathDecision(
+            path=path, resolved=real, inside=root is not None, root=root, usable=usable
+        )
 
     def check_uri(self, uri: str) -> PathDecision:
         """Judge a `file:` URI; any other scheme (or a remote host) is InvalidPath."""
