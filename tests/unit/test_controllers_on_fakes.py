@@ -346,6 +346,7 @@ class AdminHub:
     def __init__(self, registry: SessionRegistry, conn: AdminConn) -> None:
         self.registry = registry
         self.conn = conn
+        self.defaults_applied: list[str] = []  # sessions given the agent's defaults
 
     async def agent(self, name: Any = None) -> AgentConnection:
         return cast(AgentConnection, self.conn)
@@ -369,6 +370,9 @@ class AdminHub:
 
     def lifecycle_params(self, conn: AgentConnection, cwd: str) -> dict[str, Any]:
         return {"cwd": cwd, "mcpServers": []}
+
+    async def apply_defaults(self, session: Session, result: Any) -> None:
+        self.defaults_applied.append(session.id)
 
     async def with_auth(self, conn: AgentConnection, method: str, params: Any) -> Any:
         return await conn.request(method, params)
