@@ -515,12 +515,13 @@ class SnapshotStore:
                 await self._git("pack-refs", "--all", "--prune")
 
     def storage_bytes(self) -> int:
-        """The store's size on disk as `du` counts it (allocated blocks, every file)."""
+        """The store's size on disk as `du` counts it: the allocated blocks of every folder and
+        file (the log beside the store included)."""
         total = 0
         for dirpath, _dirs, files in os.walk(self.dir):
-            for name in files:
+            for path in [dirpath, *(os.path.join(dirpath, name) for name in files)]:
                 try:
-                    total += os.lstat(os.path.join(dirpath, name)).st_blocks * 512
+                    total += os.lstat(path).st_blocks * 512
                 except OSError:
                     continue
         return total
