@@ -15,7 +15,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +48,7 @@ def store_of(state_dir: Path, workspace: Path) -> Path:
     return store_dir_for(state_dir / "acpls", str(workspace))
 
 
-async def eventually(condition: Any, what: str) -> None:
+async def eventually(condition: Any, what: str | Callable[[], str]) -> None:
     """Poll `condition()` (the prune runs as the turn's result goes out) until it holds; it may
     be a coroutine function."""
     loop = asyncio.get_running_loop()
@@ -103,11 +103,16 @@ def make_files(root: Path, count: int, seed: int = 1) -> int:
     return total
 
 
-def random_file_turn(workspace: Path, size: int) -> list[dict[str, Any]]:
-    """A turn that rewrites `big.txt` with `size` random bytes (as base64: no delta, little
-    compression), so every turn adds that much to the store."""
+def random_file_turn(workspace: Path, size: int, seen: Path) -> list[dict[str, Any]]:
+    """A turn that first records what the agent finds in the store as the turn starts (its size
+    and log, into `seen`), then rewrites `big.txt` with `size` random bytes (as base64: no
+    delta, little compression), so every turn adds that much to the store."""
+    store = seen.parent / "state" / "acpls" / "checkpoints"
+    record = (
+        f"du -s -B1 {store}/* | cut -f1 > '{seen}.du'; cp {store}/*/checkpoints.json '{seen}.log'"
+    )
     return [
-        *run_command(f"head -c {size} /dev/urandom | base64 > '{workspace}/big.txt'"),
+        *run_command(f"{record}; head -c {size} /dev/urandom | base64 > '{workspace}/big.txt'"),
         say("rewrote big.txt"),
     ]
 
@@ -119,12 +124,12 @@ async def test_store_within_max_count_and_storage_after_every_turn(
     state_dir: Path,
 ) -> None:
     make_files(workspace, 1000)
-    (workspace / ".env").write_text(SECRET + "\n")
     limit, max_count = 2_500_000, 3
     # Five turns of 300 KB: maxCount binds. Then 700 KB each: three checkpoints would hold four
     # versions (2.8 MB), so maxStorageBytes binds and older checkpoints go.
     sizes = [300_000] * 5 + [700_000] * 3
-    turns = [random_file_turn(workspace, size) for size in sizes]
+    seen = [tmp_path / f"seen-{n}" for n in range(1, len(sizes) + 1)]
+    turns = [random_file_turn(workspace, size, at) for size, at in zip(sizes, seen, strict=True)]
     agent = scripted({"protocol": 1, "on_prompt": turns}, tmp_path / "a.log")
     await start(
         editor, workspace, agent, checkpoints={"maxCount": max_count, "maxStorageBytes": limit}
@@ -132,31 +137,33 @@ async def test_store_within_max_count_and_storage_after_every_turn(
     store = store_of(state_dir, workspace)
     sid: str | None = None
     before_last: dict[str, Any] = {}
+    # One prompt after the other, as fast as the editor can: the prune after a turn is done
+    # before the next turn starts, which is when the agent looks.
     for n in range(1, len(sizes) + 1):
         before_last = folder_state(workspace)
         params = {"text": f"turn {n}"} | ({"sessionId": sid} if sid else {})
-        result = await command(editor, "acpls.prompt", params)
-        sid = result["sessionId"]
+        sid = (await command(editor, "acpls.prompt", params))["sessionId"]
+    for n, at in enumerate(seen[1:], start=2):
+        # What the agent saw: the previous turns' checkpoints within the limits, this turn's new.
+        size = int(Path(f"{at}.du").read_text())
+        log = json.loads(Path(f"{at}.log").read_text())["checkpoints"]
+        turns_logged = [c["turn"] for c in log]
+        assert size <= limit, f"turn {n} started with a store of {size} bytes"
+        assert len(log) - 1 <= max_count, f"turn {n} started with {turns_logged}"
+        assert turns_logged == sorted(set(turns_logged)) and turns_logged[-1] == n
 
-        async def settled() -> bool:
-            listing = await command(editor, "acpls.checkpoints", {})
-            return du(store) <= limit and len(listing) <= max_count and not loose_objects(store)
+    async def settled() -> bool:
+        listing = await command(editor, "acpls.checkpoints", {})
+        return du(store) <= limit and len(listing) <= max_count and not loose_objects(store)
 
-        def state(n: int = n) -> str:
-            return f"turn {n}: {du(store)} bytes, loose {loose_objects(store)[:3]}"
-
-        await eventually(settled, state)
-        turns_listed = [c["turn"] for c in await command(editor, "acpls.checkpoints", {})]
-        assert turns_listed == sorted(set(turns_listed), reverse=True)
-        assert turns_listed[0] == n
-        assert open_modes(store) == []
-        assert open_modes(state_dir / "acpls" / "checkpoints") == []
-
+    await eventually(settled, lambda: f"{du(store)} bytes, loose {loose_objects(store)[:3]}")
+    listing = await command(editor, "acpls.checkpoints", {})
     # The storage limit bound: fewer checkpoints than maxCount were left.
-    assert len(await command(editor, "acpls.checkpoints", {})) < max_count
+    assert [c["turn"] for c in listing] == list(range(len(sizes), len(sizes) - len(listing), -1))
+    assert len(listing) < max_count
+    assert open_modes(state_dir / "acpls" / "checkpoints") == []
     # What was kept restores exactly: the newest checkpoint is the workspace before the last turn.
-    newest = (await command(editor, "acpls.checkpoints", {}))[0]
-    restored = await command(editor, "acpls.restoreCheckpoint", {"id": newest["id"]})
+    restored = await command(editor, "acpls.restoreCheckpoint", {"id": listing[0]["id"]})
     assert restored["skipped"] == []
     assert folder_state(workspace) == before_last
 
@@ -318,6 +325,10 @@ def exposed_state_dir() -> Iterator[Path]:
     temporary folders are 0700, which would hide the store whatever its modes)."""
     home = Path(tempfile.mkdtemp(prefix="acpls-home-", dir="/tmp"))
     os.chmod(home, 0o755)
+    # acpls' folder as an older acpls made it: only the store's own modes stand in the way.
+    (home / "state" / "acpls").mkdir(parents=True)
+    for folder in (home / "state", home / "state" / "acpls"):
+        os.chmod(folder, 0o755)
     yield home / "state"
     shutil.rmtree(home, ignore_errors=True)
 
@@ -357,7 +368,6 @@ async def test_another_user_cannot_read_the_checkpoint_copy_of_a_private_file(
         await start(user, workspace, agent)
         await command(user, "acpls.prompt", {"text": f"remember {SECRET}"})
         store = store_of(exposed_state_dir, workspace)
-        await eventually(lambda: not loose_objects(store), "packed")
         # The attack works on what the store holds: as root it reads the secret there.
         everything = subprocess.run(
             ["git", "--git-dir", str(store / "git"), "cat-file", "--batch-all-objects", "--batch"],
