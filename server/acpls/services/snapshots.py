@@ -92,6 +92,9 @@ _LOCK_POLL_S = 0.02
 # loose file each: 5,000 files took 21 MB of 4 KiB blocks and 3-5x the time. Deltas between
 # versions come later, from `repack` (which reads the store's own threshold, git's 512 MiB).
 _STREAM_TO_PACK = ("-c", "core.bigFileThreshold=1")
+# Fewer files than this (a turn's few changes) are written loose, as git does: a pack of its own
+# is fsync-ed and costs more than the few files; `pack()` packs them after the turn.
+_PACK_FROM_FILES = 64
 # Other version control systems' metadata is no more the user's files than `.git` is.
 _ALWAYS_EXCLUDED = "/.hg/\n/.svn/\n/.jj/\n"
 
@@ -299,7 +302,7 @@ class SnapshotStore:
             add, remove, not_recorded = await asyncio.to_thread(self._triage, listing)
             if add:
                 await self._git(
-                    *_STREAM_TO_PACK,
+                    *(_STREAM_TO_PACK if len(add) >= _PACK_FROM_FILES else ()),
                     "update-index",
                     "-z",
                     "--add",
