@@ -15,8 +15,8 @@ file mode.
 
 Speed: the private index is a stat cache. A snapshot is `git ls-files -t -m -o -d` (one walk with
 one `lstat` per file; unchanged files are not read), `git update-index` of the files that
-changed (their contents streamed into one new pack), `git write-tree`, and `git update-ref` for
-a tree not seen before: with nothing changed it is one process.
+changed (from 64 files on, their contents streamed into one new pack), `git write-tree`, and
+`git update-ref` for a tree not seen before: with nothing changed it is one process.
 
 Limits: a file over `max_file_bytes`, or a binary file that would take the snapshot's new binary
 bytes over `binary_budget_bytes`, is not recorded (and listed with its reason). Unsaved editor
