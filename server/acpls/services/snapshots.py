@@ -188,6 +188,7 @@ class SnapshotStore:
         self._lock = asyncio.Lock()
         self._known_refs: set[str] | None = None
         self._last_tree: str | None = None
+        self._index_stamp: tuple[int, int, int] | None = None
         self._migrated = False
 
     # -- git -------------------------------------------------------------------------------------
@@ -314,12 +315,22 @@ class SnapshotStore:
                 await self._git(
                     "update-index", "-z", "--force-remove", "--stdin", stdin=_nul_join(remove)
                 )
-            if add or remove or self._last_tree is None:
+            # The last tree stands while the index is the one it was written from (another
+            # acpls on the same folder may have changed it since).
+            if add or remove or self._last_tree is None or self._index_stamp != self._stamp():
                 self._last_tree = (await self._git("write-tree")).decode().strip()
+                self._index_stamp = self._stamp()
             tree = self._last_tree
             unsaved, unsaved_tree = await asyncio.to_thread(self._record_buffers, buffers or {})
             await self._keep([tree] + ([unsaved_tree] if unsaved_tree else []))
             return Snapshot(tree, unsaved, unsaved_tree, tuple(not_recorded))
+
+    def _stamp(self) -> tuple[int, int, int] | None:
+        try:
+            info = os.stat(self.index)
+        except OSError:
+            return None
+        return (info.st_ino, info.st_size, info.st_mtime_ns)
 
     def _prepare(self) -> None:
         self._ensure_store()
