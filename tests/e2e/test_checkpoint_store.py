@@ -361,8 +361,6 @@ async def test_another_user_cannot_read_the_checkpoint_copy_of_a_private_file(
 ) -> None:
     (workspace / ".env").write_text(SECRET + "\n")
     os.chmod(workspace / ".env", 0o600)
-    # The workspace itself is readable: only the store is the question.
-    os.chmod(tmp_path, 0o755)
     async with fresh_editor(server_env | {"XDG_STATE_HOME": str(exposed_state_dir)}) as user:
         agent = scripted({"protocol": 1, "on_prompt": [[say("ok")]]}, tmp_path / "a.log")
         await start(user, workspace, agent)
