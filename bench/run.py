@@ -35,6 +35,7 @@ sys.path.insert(0, str(REPO))
 from acpls import speedups  # noqa: E402
 from bench import traffic  # noqa: E402
 from bench.bytecode import compile_acpls  # noqa: E402
+from bench.checkpoint_store import bench_p10  # noqa: E402
 from bench.checkpoints import bench_p6  # noqa: E402
 from bench.editor import Editor, cpu_seconds, rss_kib  # noqa: E402
 from bench.session_load import bench_p8  # noqa: E402
@@ -758,6 +759,7 @@ BENCHMARKS: dict[str, Callable[[Context, Config, Report], None]] = {
     "P6": bench_p6,
     "P7": bench_p7,
     "P8": bench_p8,
+    "P10": bench_p10,
     "P13": bench_p13,
 }
 

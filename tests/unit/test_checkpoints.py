@@ -146,3 +146,20 @@ def test_safe_relative() -> None:
     assert safe_relative("a/b.txt")
     for bad in ("", "/abs", "a/../b", "./a", "a//b", "a\0b"):
         assert not safe_relative(bad)
+
+
+def test_turn_numbers_outlive_pruning_and_old_logs() -> None:
+    log = CheckpointLog()
+    for n in range(1, 5):
+        turn = log.next_turn("s1")
+        assert turn == n
+        log.add(Checkpoint(f"c{n}", "s1", turn, "p", "t", {ROOT: FolderState(f"t{n}")}))
+        log.prune(1)  # only the newest stays: counting what is left would say 1 each time
+    assert [c.turn for c in log.items] == [4]
+    restored = CheckpointLog.from_json(log.to_json())
+    assert restored.next_turn("s1") == 5 and restored.next_turn("s2") == 1
+    # A log of an older acpls (no lastTurns) starts from the turns it holds; junk is ignored.
+    old = {"version": 1, "checkpoints": [c.to_json() for c in log.items]}
+    assert CheckpointLog.from_json(old).next_turn("s1") == 5
+    junk = {**old, "lastTurns": {"s1": "9", "s3": 2.5, "s4": 3}}
+    assert CheckpointLog.from_json(junk).last_turns == {"s4": 3}

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from acpls.core import ports
 from acpls.core.errors import CommandError
+from acpls.services import private_files
 from acpls.services.snapshots import (
     Limits,
     SnapshotError,
@@ -164,10 +165,8 @@ class CheckpointController:
     def _save(self) -> None:
         if self._log is None or self._log_path is None:
             return
-        self._log_path.parent.mkdir(parents=True, exist_ok=True)
-        temp = self._log_path.with_suffix(".tmp")
-        temp.write_text(json.dumps(self._log.to_json()), encoding="utf-8")
-        os.replace(temp, self._log_path)
+        private_files.make_dir(self._log_path.parent)
+        private_files.write_atomic(self._log_path, json.dumps(self._log.to_json()))
 
     def _new_id(self) -> str:
         return f"{int(time.time() * 1000):x}-{os.getpid():x}-{next(self._ids)}"
@@ -215,6 +214,7 @@ class CheckpointController:
         await self._fork_settled(session.id)
         if not self.hub.settings.checkpoints_enabled:
             return
+        await self._prune_settled()
         async with self._lock:
             folders = await self._snapshot()
             if folders is None:
@@ -223,7 +223,7 @@ class CheckpointController:
             checkpoint = Checkpoint(
                 id=self._new_id(),
                 session_id=session.id,
-                turn=log.turns(session.id) + 1,
+                turn=log.next_turn(session.id),
                 prompt=prompt,
                 time=_now(),
                 folders=folders,
@@ -419,30 +419,61 @@ class CheckpointController:
 
     # -- storage bounds --------------------------------------------------------------------------
     def _schedule_prune(self) -> None:
-        if self._pruning is not None and not self._pruning.done():
-            return
-        self._pruning = self.tasks.spawn("checkpoints-prune", self._prune())
+        """After a turn: the store back within its limits, before the next turn starts (which
+        waits for it). A prune already running prunes again once it is done: this turn's
+        checkpoint came after it looked."""
+        previous = self._pruning
+        if previous is not None and not previous.done():
+            self._pruning = self.tasks.spawn("checkpoints-prune", self._prune_after(previous))
+        else:
+            self._pruning = self.tasks.spawn("checkpoints-prune", self._prune())
+
+    async def _prune_after(self, previous: asyncio.Task[Any]) -> None:
+        await asyncio.wait([previous])
+        await self._prune()
+
+    async def _prune_settled(self) -> None:
+        task = self._pruning
+        if task is not None and not task.done():
+            await asyncio.wait([task])
 
     async def _prune(self) -> None:
+        """`maxCount` checkpoints at most, each store packed and within `maxStorageBytes`: the
+        oldest checkpoints go (half of them at a time) until it is, the newest always stays.
+        The objects of what was dropped are freed now, not minutes later."""
         settings = self.hub.settings
+        limit = settings.checkpoint_max_storage_bytes
         log = self.log()
-        removed = log.prune(settings.checkpoint_max_count)
-        await self._drop_unused(removed)
-        for root in self._roots():
-            store = self._store(root)
-            if store.storage_bytes() <= settings.checkpoint_max_storage_bytes:
-                continue
-            await store.gc()
-            while store.storage_bytes() > settings.checkpoint_max_storage_bytes:
-                removed = log.prune(max(len(log.items) // 2, 1))
-                if not removed:
-                    break
-                await self._drop_unused(removed)
-                await store.gc()
+        roots = self._roots()
+        dropped = await self._drop_unused(log.prune(settings.checkpoint_max_count))
+        for root in roots:
+            await self._pack(root, prune=root in dropped)
+        while over := [r for r in roots if await self._storage_bytes(r) > limit]:
+            removed = log.prune(max(len(log.items) // 2, 1))
+            if not removed:
+                logger.warning(
+                    "the newest checkpoint alone takes more than checkpoints.maxStorageBytes"
+                    " (%d bytes) in %s",
+                    limit,
+                    over[0],
+                )
+                return
+            for root in await self._drop_unused(removed):
+                await self._pack(root, prune=True)
 
-    async def _drop_unused(self, removed: list[Checkpoint]) -> None:
+    async def _pack(self, root: str, *, prune: bool) -> None:
+        try:
+            await self._store(root).pack(prune=prune)
+        except (SnapshotError, OSError) as exc:
+            logger.warning("cannot pack the checkpoints of %s: %s", root, exc)
+
+    async def _storage_bytes(self, root: str) -> int:
+        return await asyncio.to_thread(self._store(root).storage_bytes)
+
+    async def _drop_unused(self, removed: list[Checkpoint]) -> set[str]:
+        """Forget the refs of the trees only `removed` kept; returns the folders that had some."""
         if not removed:
-            return
+            return set()
         in_use = self.log().trees_in_use()
         by_root: dict[str, list[str]] = {}
         for checkpoint in removed:
@@ -456,6 +487,7 @@ class CheckpointController:
                 await self._store(root).drop(trees)
             except (SnapshotError, OSError) as exc:
                 logger.warning("cannot drop old checkpoints of %s: %s", root, exc)
+        return set(by_root)
 
     # -- commands --------------------------------------------------------------------------------
     def listing(self, session_id: str | None) -> list[dict[str, Any]]:
@@ -483,6 +515,7 @@ class CheckpointController:
     async def restore(
         self, checkpoint_id: Any, preview: bool, include_unsaved: list[str]
     ) -> dict[str, Any]:
+        await self._prune_settled()  # the target is not dropped under the restore's feet
         target = self.find(checkpoint_id)
         busy = [s.id for s in self.sessions.values() if s.turn is not None]
         if busy:
@@ -576,6 +609,7 @@ class CheckpointController:
 
     async def diff(self, checkpoint_id: Any) -> dict[str, Any]:
         """What restoring `checkpoint_id` would change now, as unified diffs (nothing applied)."""
+        await self._prune_settled()
         target = self.find(checkpoint_id)
         async with self._lock:
             current = await self._snapshot()

@@ -15,28 +15,45 @@ file mode.
 
 Speed: the private index is a stat cache. A snapshot is `git ls-files -t -m -o -d` (one walk with
 one `lstat` per file; unchanged files are not read), `git update-index` of the files that
-changed, `git write-tree`, and `git update-ref` for a tree not seen before: with nothing changed
-it is one process.
+changed (from 64 files on, their contents streamed into one new pack), `git write-tree`, and
+`git update-ref` for a tree not seen before: with nothing changed it is one process.
 
 Limits: a file over `max_file_bytes`, or a binary file that would take the snapshot's new binary
 bytes over `binary_budget_bytes`, is not recorded (and listed with its reason). Unsaved editor
 buffers are written as blobs of their own (what the user saw) and kept reachable through a small
-tree. Every tree a checkpoint uses is kept by a ref `refs/acpls/<tree>`; `drop()` deletes refs and
-`gc()` packs and prunes, keeping objects younger than a few minutes (a snapshot in progress).
+tree. Every tree a checkpoint uses is kept by a ref `refs/acpls/<tree>`; `drop()` deletes refs.
+
+Storage: `pack()` (after each turn) moves the loose objects into packs (zlib, deltas between
+versions of a file) and, once refs were dropped, rewrites the packs without what no ref and no
+index entry reaches and prunes it at once. Git's own grace period (two weeks, or minutes) is for
+repositories others write into; this one only acpls writes, and every snapshot and every pack runs
+under the store's lock (`lock`, an flock also held against a second acpls on the same folder), so
+no object is ever pruned between its writing and the ref that keeps it.
+
+Privacy: the store holds copies of the user's files (a `.env`). Every folder is created 0700 and
+every file 0600 (`private_files`); git runs with a umask of 077 (its own files are created so; its
+objects and packs are read-only, 0400) and `core.sharedRepository=0600` as a second guard. A store
+left by an older acpls (0755/0644, loose objects) is narrowed on first use and packed after the
+first turn.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import hashlib
 import logging
 import os
 import stat
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from pathlib import Path
+from typing import IO
 
 import attrs
+
+from acpls.services import private_files
 
 logger = logging.getLogger(__name__)
 
@@ -56,11 +73,28 @@ _PRIVATE_CONFIG = """\
 \tuntrackedCache = true
 \thooksPath = /dev/null
 \tlogAllRefUpdates = false
+\tsharedRepository = 0600
 [gc]
 \tauto = 0
+[repack]
+\tupdateServerInfo = false
+\twriteBitmaps = false
 [index]
 \tskipHash = false
 """
+# Git's child processes create their files private (the process umask is left alone: the agent
+# and its terminals inherit it).
+_GIT_UMASK = 0o077
+# Incremental packs (one per turn) are merged into one when there are this many.
+_MAX_PACKS = 16
+_LOCK_POLL_S = 0.02
+# New file contents written by one `update-index` go into one pack (git's bulk check-in), not a
+# loose file each: 5,000 files took 21 MB of 4 KiB blocks and 3-5x the time. Deltas between
+# versions come later, from `repack` (which reads the store's own threshold, git's 512 MiB).
+_STREAM_TO_PACK = ("-c", "core.bigFileThreshold=1")
+# Fewer files than this (a turn's few changes) are written loose, as git does: a pack of its own
+# is fsync-ed and costs more than the few files; `pack()` packs them after the turn.
+_PACK_FROM_FILES = 64
 # Other version control systems' metadata is no more the user's files than `.git` is.
 _ALWAYS_EXCLUDED = "/.hg/\n/.svn/\n/.jj/\n"
 
@@ -154,6 +188,8 @@ class SnapshotStore:
         self._lock = asyncio.Lock()
         self._known_refs: set[str] | None = None
         self._last_tree: str | None = None
+        self._index_stamp: tuple[int, int, int] | None = None
+        self._migrated = False
 
     # -- git -------------------------------------------------------------------------------------
     async def _git(self, *args: str, stdin: bytes | None = None, check: bool = True) -> bytes:
@@ -165,6 +201,7 @@ class SnapshotStore:
             stderr=asyncio.subprocess.PIPE,
             env=self._env,
             cwd=self.root,
+            umask=_GIT_UMASK,
         )
         try:
             out, err = await asyncio.wait_for(proc.communicate(stdin), _GIT_TIMEOUT_S)
@@ -175,17 +212,60 @@ class SnapshotStore:
             raise
         if check and proc.returncode != 0:
             detail = err.decode("utf-8", "replace").strip()
-            raise SnapshotError(f"git {args[0]} failed ({proc.returncode}): {detail}")
+            command = next(a for a in args if not a.startswith("-") and "=" not in a)
+            raise SnapshotError(f"git {command} failed ({proc.returncode}): {detail}")
         return out
 
+    @contextlib.asynccontextmanager
+    async def _locked(self) -> AsyncIterator[None]:
+        """The store to this task alone: no other snapshot or pack of this acpls (the asyncio
+        lock) or of another acpls on the same folder (an flock on `lock`) runs meanwhile."""
+        async with self._lock:
+            handle = await self._flock()
+            try:
+                yield
+            finally:
+                handle.close()  # closing the file releases the flock
+
+    async def _flock(self) -> IO[bytes]:
+        private_files.make_dir(self.dir)
+        handle = private_files.open_file(self.dir / "lock", "ab")
+        try:
+            while True:
+                try:
+                    fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    return handle
+                except BlockingIOError:
+                    # Polled, not waited for in a thread: a cancelled wait leaves no lock behind.
+                    await asyncio.sleep(_LOCK_POLL_S)
+        except BaseException:
+            handle.close()
+            raise
+
     def _ensure_store(self) -> None:
+        if not self._migrated:
+            self._migrate()
         if (self.git_dir / "HEAD").exists():
             return
         for sub in ("objects/info", "objects/pack", "refs/heads", "refs/tags", "info"):
-            (self.git_dir / sub).mkdir(parents=True, exist_ok=True)
-        (self.git_dir / "config").write_text(_PRIVATE_CONFIG, encoding="utf-8")
-        (self.dir / "folder").write_text(self.root + "\n", encoding="utf-8")
-        (self.git_dir / "HEAD").write_text("ref: refs/heads/none\n", encoding="utf-8")
+            private_files.make_dir(self.git_dir / sub)
+        private_files.write_atomic(self.git_dir / "config", _PRIVATE_CONFIG)
+        private_files.write_atomic(self.dir / "folder", self.root + "\n")
+        private_files.write_atomic(self.git_dir / "HEAD", "ref: refs/heads/none\n")
+
+    def _migrate(self) -> None:
+        """A store an older acpls left: narrowed to 0700/0600 (its loose objects are packed by
+        the next `pack()`), and given the current private configuration."""
+        self._migrated = True
+        _narrow_folder(self.dir.parent)
+        private_files.tighten(self.dir)
+        config = self.git_dir / "config"
+        try:
+            current = config.read_text(encoding="utf-8")
+        except OSError:
+            return  # a new store: `_ensure_store` writes it
+        if current != _PRIVATE_CONFIG:
+            private_files.write_atomic(config, _PRIVATE_CONFIG)
 
     def _sync_excludes(self) -> None:
         """The user's own ignore files, read-only, as the private store's `info/exclude`."""
@@ -209,13 +289,13 @@ class SnapshotStore:
                 return
         except OSError:
             pass
-        target.write_text(text, encoding="utf-8", errors="surrogateescape")
+        private_files.write_atomic(target, text.encode("utf-8", "surrogateescape"))
 
     # -- snapshots -------------------------------------------------------------------------------
     async def snapshot(self, buffers: Mapping[str, str] | None = None) -> Snapshot:
         """Record the folder now; `buffers` are the editor's open documents (absolute path →
         text), recorded where they differ from the file."""
-        async with self._lock:
+        async with self._locked():
             await asyncio.to_thread(self._prepare)
             listing = await self._git(
                 "ls-files", "-z", "-t", "-m", "-o", "-d", "--exclude-standard"
@@ -223,18 +303,34 @@ class SnapshotStore:
             add, remove, not_recorded = await asyncio.to_thread(self._triage, listing)
             if add:
                 await self._git(
-                    "update-index", "-z", "--add", "--remove", "--stdin", stdin=_nul_join(add)
+                    *(_STREAM_TO_PACK if len(add) >= _PACK_FROM_FILES else ()),
+                    "update-index",
+                    "-z",
+                    "--add",
+                    "--remove",
+                    "--stdin",
+                    stdin=_nul_join(add),
                 )
             if remove:
                 await self._git(
                     "update-index", "-z", "--force-remove", "--stdin", stdin=_nul_join(remove)
                 )
-            if add or remove or self._last_tree is None:
+            # The last tree stands while the index is the one it was written from (another
+            # acpls on the same folder may have changed it since).
+            if add or remove or self._last_tree is None or self._index_stamp != self._stamp():
                 self._last_tree = (await self._git("write-tree")).decode().strip()
+                self._index_stamp = self._stamp()
             tree = self._last_tree
             unsaved, unsaved_tree = await asyncio.to_thread(self._record_buffers, buffers or {})
             await self._keep([tree] + ([unsaved_tree] if unsaved_tree else []))
             return Snapshot(tree, unsaved, unsaved_tree, tuple(not_recorded))
+
+    def _stamp(self) -> tuple[int, int, int] | None:
+        try:
+            info = os.stat(self.index)
+        except OSError:
+            return None
+        return (info.st_ino, info.st_size, info.st_mtime_ns)
 
     def _prepare(self) -> None:
         self._ensure_store()
@@ -335,10 +431,8 @@ class SnapshotStore:
         target = directory / oid[2:]
         if target.exists():
             return oid
-        directory.mkdir(parents=True, exist_ok=True)
-        temp = directory / f"tmp_obj_{os.getpid()}_{oid[2:10]}"
-        temp.write_bytes(zlib.compress(raw, 1))
-        os.replace(temp, target)
+        private_files.make_dir(directory)
+        private_files.write_atomic(target, zlib.compress(raw, 1), fsync=False)
         return oid
 
     async def _keep(self, trees: Iterable[str]) -> None:
@@ -402,11 +496,11 @@ class SnapshotStore:
 
     # -- storage ---------------------------------------------------------------------------------
     async def drop(self, trees: Iterable[str]) -> None:
-        """Stop keeping these trees (their objects go at the next `gc()`)."""
+        """Stop keeping these trees (their objects go at the next `pack(prune=True)`)."""
         trees = [t for t in dict.fromkeys(trees) if t]
         if not trees or not self.git_dir.exists():
             return
-        async with self._lock:
+        async with self._locked():
             await self.drop_unlocked(trees)
 
     async def drop_unlocked(self, trees: list[str]) -> None:
@@ -416,21 +510,66 @@ class SnapshotStore:
         if self._known_refs is not None:
             self._known_refs.difference_update(trees)
 
-    async def gc(self) -> None:
-        if not self.git_dir.exists():
+    async def pack(self, *, prune: bool) -> None:
+        """Loose objects into a pack, loose refs into `packed-refs`; with `prune` (refs were
+        dropped), every pack rewritten into one without the objects nothing keeps any more. What
+        is left loose after that is kept by nothing (a snapshot `drop`ped at once): pruned now."""
+        if not (self.git_dir / "HEAD").exists():
             return
-        async with self._lock:
-            await self._git("gc", "--quiet", "--prune=5.minutes.ago")
+        async with self._locked():
+            if not self._migrated:
+                await asyncio.to_thread(self._migrate)
+            if prune or _pack_count(self.git_dir) >= _MAX_PACKS:
+                await self._git("repack", "-a", "-d", "-q")
+            elif _has_loose_objects(self.git_dir):
+                await self._git("repack", "-d", "-q")
+            if _has_loose_objects(self.git_dir):
+                await self._git("prune", "--expire=now")
+            if _has_loose_refs(self.git_dir):
+                await self._git("pack-refs", "--all", "--prune")
 
     def storage_bytes(self) -> int:
+        """The store's size on disk as `du` counts it: the allocated blocks of every folder and
+        file (the log beside the store included)."""
         total = 0
-        for dirpath, _dirs, files in os.walk(self.git_dir / "objects"):
-            for name in files:
+        for dirpath, _dirs, files in os.walk(self.dir):
+            for path in [dirpath, *(os.path.join(dirpath, name) for name in files)]:
                 try:
-                    total += os.lstat(os.path.join(dirpath, name)).st_size
+                    total += os.lstat(path).st_blocks * 512
                 except OSError:
                     continue
         return total
+
+
+def _narrow_folder(folder: Path) -> None:
+    """`checkpoints/` itself (its listing names the stores) 0700, when an older acpls made it."""
+    with contextlib.suppress(OSError):
+        info = os.lstat(folder)
+        if stat.S_ISDIR(info.st_mode) and stat.S_IMODE(info.st_mode) & 0o077:
+            os.chmod(folder, stat.S_IMODE(info.st_mode) & private_files.DIR_MODE)
+
+
+def _pack_count(git_dir: Path) -> int:
+    try:
+        return sum(1 for n in os.listdir(git_dir / "objects" / "pack") if n.endswith(".pack"))
+    except OSError:
+        return 0
+
+
+def _has_loose_objects(git_dir: Path) -> bool:
+    """Any object outside a pack (`objects/<2 hex>/`; git removes emptied ones)."""
+    try:
+        with os.scandir(git_dir / "objects") as entries:
+            return any(len(e.name) == 2 and e.is_dir() and any(os.scandir(e.path)) for e in entries)
+    except OSError:
+        return False
+
+
+def _has_loose_refs(git_dir: Path) -> bool:
+    try:
+        return bool(os.listdir(git_dir / "refs" / "acpls"))
+    except OSError:
+        return False
 
 
 def _own_state_pattern(root: str, state_dir: str) -> str:

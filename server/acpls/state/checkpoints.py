@@ -33,6 +33,8 @@ EXEC_MODE = "100755"
 FILE_MODE = "100644"
 ANNOTATION_ID = "acpls.restoreCheckpoint"
 MAX_CHECKPOINTS = 1000
+# Sessions whose last turn number the log keeps after their checkpoints are gone.
+MAX_SESSIONS_NUMBERED = 10_000
 
 
 @attrs.define
@@ -142,10 +144,16 @@ class Checkpoint:
 
 
 class CheckpointLog:
-    """Every checkpoint of one workspace, oldest first."""
+    """Every checkpoint of one workspace, oldest first, and each session's last turn number.
 
-    def __init__(self, checkpoints: Iterable[Checkpoint] = ()) -> None:
+    The last turn numbers outlive the checkpoints: pruning removes a session's oldest turns, and
+    counting the ones left gave the next turn a number already used (`turns=[4,4,4]`)."""
+
+    def __init__(
+        self, checkpoints: Iterable[Checkpoint] = (), last_turns: Mapping[str, int] | None = None
+    ) -> None:
         self.items: list[Checkpoint] = list(checkpoints)
+        self.last_turns: dict[str, int] = dict(last_turns or {})
 
     def add(self, checkpoint: Checkpoint) -> None:
         self.items.append(checkpoint)
@@ -158,7 +166,20 @@ class CheckpointLog:
         return [c.to_editor() for c in reversed(chosen)]
 
     def turns(self, session_id: str) -> int:
-        return sum(1 for c in self.items if c.session_id == session_id and c.turn is not None)
+        """The session's last turn number (0 before its first turn)."""
+        numbers = [
+            c.turn for c in self.items if c.session_id == session_id and isinstance(c.turn, int)
+        ]
+        return max([self.last_turns.get(session_id, 0), *numbers])
+
+    def next_turn(self, session_id: str) -> int:
+        """The number of the session's next turn, taken: each is used once, increasing."""
+        turn = self.turns(session_id) + 1
+        self.last_turns.pop(session_id, None)  # re-inserted last: the oldest sessions go first
+        self.last_turns[session_id] = turn
+        while len(self.last_turns) > MAX_SESSIONS_NUMBERED:
+            del self.last_turns[next(iter(self.last_turns))]
+        return turn
 
     def history(self, checkpoint: Checkpoint) -> list[Checkpoint]:
         """The turns of `checkpoint`'s session before it, oldest first (the conversation so far)."""
@@ -186,13 +207,29 @@ class CheckpointLog:
         return {pair for c in self.items for pair in c.trees()}
 
     def to_json(self) -> dict[str, Any]:
-        return {"version": 1, "checkpoints": [c.to_json() for c in self.items]}
+        return {
+            "version": 1,
+            "checkpoints": [c.to_json() for c in self.items],
+            "lastTurns": self.last_turns,
+        }
 
     @classmethod
     def from_json(cls, raw: Any) -> CheckpointLog:
+        """A log as `to_json` wrote it; one from an older acpls has no `lastTurns` (the turn
+        numbers of its checkpoints are the start)."""
         if not isinstance(raw, Mapping) or raw.get("version") != 1:
             return cls()
-        return cls(Checkpoint.from_json(c) for c in raw.get("checkpoints") or [])
+        last = raw.get("lastTurns")
+        last_turns = (
+            {k: v for k, v in last.items() if isinstance(k, str) and _is_int(v)}
+            if isinstance(last, Mapping)
+            else {}
+        )
+        return cls((Checkpoint.from_json(c) for c in raw.get("checkpoints") or []), last_turns)
+
+
+def _is_int(value: object) -> bool:
+    return type(value) is int
 
 
 CONTEXT_LIMIT = 200_000
