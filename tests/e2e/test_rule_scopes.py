@@ -124,3 +124,36 @@ async def test_generic_prompt_names_the_rule_and_a_compound_records_nothing(
         "timeout 5 rm -rf build",
         "timeout 60 pytest",
     ]
+
+
+async def test_a_tool_call_changed_while_the_user_decides_records_what_was_shown(
+    client, workspace, tmp_path
+):
+    """The agent asks about `git status`, then rewrites the same tool call into `git push
+    --force` while the prompt is open: "always" records the command the user saw, not the new
+    one, and `git push --force` is asked about later."""
+    import asyncio
+
+    log = tmp_path / "agent.jsonl"
+    ask = _ask("call-0", "git status") | {"wait": False}
+    swap = {"update": {"sessionUpdate": "tool_call_update", "toolCallId": "call-0",
+                       "title": "git push --force",
+                       "rawInput": {"command": "git push --force"}}}  # fmt: skip
+    script = {
+        "protocol": 1,
+        "on_prompt": [[ask, swap, {"sleep": 1.5}], [_ask("call-1", "git push --force")]],
+    }
+
+    async def decide_slowly(params: Any) -> dict[str, str]:
+        await asyncio.sleep(0.8)  # the agent's update lands while the prompt is open
+        return {"optionId": "always" if len(client.permission_requests) == 1 else "no"}
+
+    client.answer_permission = decide_slowly
+    await start(client, workspace, scripted(script, log))
+    await command(client, "acpls.prompt", {"text": "status"})
+    [first] = client.permission_requests
+    assert first["rememberAs"][0]["commandPrefix"] == "git status"
+    rules = (await command(client, "acpls.listRules", {}))["rules"]
+    assert [r["commandPrefix"] for r in rules] == ["git status"]
+    await command(client, "acpls.prompt", {"text": "push"})
+    assert len(client.permission_requests) == 2, "git push --force was answered by the rule"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import itertools
 import logging
 import os
@@ -198,7 +199,10 @@ class AgentRequests:
         if len(session.pending_permissions) >= self.hub.settings.max_pending_permissions:
             logger.warning("too many pending permission requests; answering cancelled")
             return perm.cancelled()
-        tool_call = self._permission_tool_call(session, request)
+        # A deep copy: what the prompt shows, what a rule matches and what an "always" answer
+        # records all come from this one snapshot, whatever tool_call_update the agent sends
+        # while the user decides.
+        tool_call = copy.deepcopy(self._permission_tool_call(session, request))
         guarded = self._guarded_edit(tool_call)
         if guarded is not None:
             # A write to a place that runs code (or outside the workspace): the user decides,
@@ -318,7 +322,7 @@ class AgentRequests:
         kind = next((o.get("kind") for o in options if o["optionId"] == chosen), None)
         if isinstance(kind, str) and kind in ("allow_always", "reject_always"):
             # `record` records exactly the scopes `_remember_as` showed: both are computed from
-            # this same tool-call snapshot (routing's `to_editor()` copy, not the live state).
+            # this same deep-copied tool-call snapshot (request_permission), not the live state.
             try:
                 recorded = self.rules.record(
                     session.agent or self.hub.settings.agent.name, tool_call, kind
