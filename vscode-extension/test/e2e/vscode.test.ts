@@ -72,6 +72,8 @@ describe("acpls in VS Code", { timeout: 240_000 }, () => {
     for (const label of ["Allow", "Always allow", "Reject", "Diff…"]) {
       await toast.locator(".monaco-button", { hasText: label }).first().waitFor({ timeout: 5_000 });
     }
+    // The rule an "always" answer would record is named before the user picks it.
+    await page.locator(".notification-toast", { hasText: "Always records: edit" }).first().waitFor({ timeout: 5_000 });
     await vscode.screenshot("permission-prompt");
 
     // Follow: calc.py is open (without focus) at the agent's line, marked with the decoration.
@@ -239,6 +241,7 @@ describe("acpls in VS Code", { timeout: 240_000 }, () => {
     for (const label of ["Allow", "Always allow", "Reject"]) {
       await inPanel.locator("button.option", { hasText: label }).first().waitFor({ timeout: 5_000 });
     }
+    await inPanel.locator(".permission-message", { hasText: "Always records: edit" }).waitFor({ timeout: 5_000 });
     await vscode.screenshot("permission-in-panel");
     await inPanel.locator("button.option", { hasText: /^Reject$/ }).click();
     // The quick pick showing the same prompt closes, and the agent gets the answer.
