@@ -2,7 +2,10 @@
 
 Generic-mode editors (Helix, eglot, Kakoune) open this file with `window/showDocument` and read the
 conversation there. It lives in acpls' state directory, never in the workspace, and is written
-append-only (a long session costs no rewrites); writes are batched per pump flush.
+append-only (a long session costs no rewrites); writes are batched per pump flush. The file is
+private (0600 in a 0700 folder, services/private_files.py), and each write passes through the
+redactor of the secrets acpls knows (core/secrets.py): a terminal that prints an API key leaves
+`[redacted: NAME]` here, even when the key arrives split across two writes.
 """
 
 from __future__ import annotations
@@ -10,10 +13,13 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from acpls.services import private_files
 from acpls.translate import usage
+from acpls.translate.redact import RedactingStream, Redactor
 
 logger = logging.getLogger(__name__)
 
@@ -77,9 +83,14 @@ def stored_transcript(state_dir: Path, session_id: str) -> tuple[str, Path] | No
 
 
 class Transcript:
-    def __init__(self, path: Path, agent: str) -> None:
+    def __init__(
+        self, path: Path, agent: str, redactor: Callable[[], Redactor] | None = None
+    ) -> None:
         self.path = path
         self.agent = agent
+        # Everything written goes through this: the file is one stream of text.
+        no_secrets = Redactor()
+        self._redacted = RedactingStream(redactor or (lambda: no_secrets))
         self._pending: list[str] = []
         self._role: str | None = None
         self._tool_status: dict[str, str] = {}
@@ -89,13 +100,23 @@ class Transcript:
         self._mode: str | None = None
 
     @classmethod
-    def create(cls, state_dir: Path, session_id: str, agent: str) -> Transcript:
+    def create(
+        cls,
+        state_dir: Path,
+        session_id: str,
+        agent: str,
+        redactor: Callable[[], Redactor] | None = None,
+    ) -> Transcript:
         directory = state_dir / "transcripts"
-        directory.mkdir(parents=True, exist_ok=True)
+        try:
+            private_files.make_dir(directory)
+        except OSError as exc:
+            logger.warning("cannot make the transcripts folder %s: %s", directory, exc)
         path = directory / f"{_safe_name(session_id)}.md"
-        transcript = cls(path, agent)
+        transcript = cls(path, agent, redactor)
         stamp = time.strftime("%Y-%m-%d %H:%M")
-        transcript._write(f"# acpls session {session_id} ({agent}, {stamp})\n", mode="w")
+        header = f"# acpls session {session_id} ({agent}, {stamp})\n"
+        transcript._write(transcript._redacted.feed(header) + transcript._redacted.end(), "w")
         return transcript
 
     def _append(self, text: str) -> None:
@@ -195,23 +216,27 @@ class Transcript:
         counted = usage.tokens_text(tokens) if tokens else None
         meter = "".join(f" · {part}" for part in (counted, self._usage) if part)
         self._append(f"\n\n---\n*turn ended: {stop_reason}{meter}*\n")
-        self.flush()
+        self.flush(final=True)
 
-    def flush(self) -> None:
-        if self._pending:
-            text = "".join(self._pending)
-            self._pending.clear()
+    def flush(self, *, final: bool = False) -> None:
+        """Write what is pending. The end of it that could begin a secret waits for the next
+        write, unless `final`."""
+        text = self._redacted.feed("".join(self._pending)) if self._pending else ""
+        self._pending.clear()
+        if final:
+            text += self._redacted.end()
+        if text:
             self._write(text)
 
-    def _write(self, text: str, mode: str = "a") -> None:
+    def _write(self, text: str, mode: Literal["w", "a"] = "a") -> None:
         try:
-            with open(self.path, mode, encoding="utf-8") as handle:
+            with private_files.open_file(self.path, mode) as handle:
                 handle.write(text)
         except OSError as exc:
             logger.warning("cannot write the transcript %s: %s", self.path, exc)
 
     def close(self) -> None:
-        self.flush()
+        self.flush(final=True)
 
 
 def _tool_text(content: Any) -> str:
