@@ -7,16 +7,20 @@ agent's environment, a sign-in value the user typed) never reaches its transcrip
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lsprotocol import types
 
-from tests.e2e.conftest import command, scripted, start
+from tests.e2e.conftest import as_dict, scripted, start
+from tests.e2e.conftest import command as _command
 from tests.e2e.hostile_support import capture_server_log
+from tests.registry.support import fixture_registry, registry_server
 
 API_KEY = "sk-proj-e2e-9f8e7d6c5b4a39281706"
 SIGN_IN_VALUE = "typed-by-the-user-4711-zz"
@@ -88,10 +92,22 @@ FORM = {
 }
 
 
+async def command(client: Any, name: str, arg: dict[str, Any] | None = None) -> Any:
+    return as_dict(await _command(client, name, arg))
+
+
 async def until(condition: Callable[[], Any], limit: float = 20) -> None:
     async with asyncio.timeout(limit):
         while not condition():  # noqa: ASYNC110 - files on disk have no event to await
             await asyncio.sleep(0.02)
+
+
+async def comes_to_nothing(probe: Callable[[], list[str]], limit: float = 20) -> None:
+    """Wait until `probe()` finds nothing (acpls narrows old state off its loop); if it never
+    does, fail with what it still finds."""
+    with contextlib.suppress(TimeoutError):
+        await until(lambda: probe() == [], limit)
+    assert probe() == []
 
 
 def transcript_text(state_dir: Path) -> str:
@@ -201,7 +217,7 @@ async def test_old_state_readable_by_others_is_narrowed_at_start(
     readme.chmod(0o644)
     (old / "planted").symlink_to(readme)
     await start(client, workspace, scripted({"protocol": 1}, tmp_path / "agent.jsonl"))
-    await until(lambda: not_private(old) == [])
+    await comes_to_nothing(lambda: not_private(old))
     assert stat.S_IMODE(readme.stat().st_mode) == 0o644
 
 
@@ -214,8 +230,9 @@ async def test_terminal_and_agent_output_never_write_the_api_key(
     log = capture_server_log(client)
     half = len(API_KEY) // 2
     steps = [
-        *terminal("printenv OPENAI_API_KEY; echo \"key=$OPENAI_API_KEY\""),
+        *terminal('printenv OPENAI_API_KEY; echo "key=$OPENAI_API_KEY"'),
         say(f"your key is {API_KEY[:half]}"),
+        {"sleep": 0.3},  # the halves reach the transcript in two writes
         say(f"{API_KEY[half:]}, keep it safe"),
         {"stderr": f"debug: using key {API_KEY}"},
         say(" bye"),
@@ -275,3 +292,53 @@ async def test_a_sign_in_value_never_reaches_the_transcript_or_the_log(
     assert SIGN_IN_VALUE not in log.text()
     assert log.has("login value [redacted: SCRIPTED_LOGIN]")
     log.close()
+
+
+def open_to_others(root: Path) -> list[str]:
+    """Entries under `root` that a group or other user can read, write or enter (links aside);
+    a folder must also be 0700 exactly. Files keep their owner's bits: an agent's program stays
+    executable for its owner."""
+    bad: list[str] = []
+    for folder, _dirs, files in os.walk(root):
+        for path in (folder, *(os.path.join(folder, name) for name in files)):
+            info = os.lstat(path)
+            mode = stat.S_IMODE(info.st_mode)
+            if stat.S_ISLNK(info.st_mode):
+                continue
+            if mode & 0o077 or (stat.S_ISDIR(info.st_mode) and mode != 0o700):
+                bad.append(f"{os.path.relpath(path, root)} {mode:o}")
+    return bad
+
+
+@pytest.fixture
+def homes(server_env: dict[str, str], tmp_path: Path) -> dict[str, Path]:
+    """The server's own cache and data homes (registry cache, agent installs)."""
+    cache, data = tmp_path / "cache", tmp_path / "data"
+    server_env["XDG_CACHE_HOME"], server_env["XDG_DATA_HOME"] = str(cache), str(data)
+    return {"cache": cache / "acpls", "data": data / "acpls"}
+
+
+async def test_registry_cache_and_agent_installs_are_private(homes, client, workspace, tmp_path):
+    """An install an older acpls left 0755 is narrowed at start (its program still runs for its
+    owner); the registry cache acpls writes and the agent it installs are its user's alone."""
+    old_program = homes["data"] / "agents" / "old-agent" / "0.1" / "bin" / "agent"
+    old_program.parent.mkdir(parents=True)
+    old_program.write_text("#!/bin/sh\n", encoding="utf-8")
+    old_program.chmod(0o755)
+    for folder in old_program.parents:
+        if folder == homes["data"].parent:
+            break
+        folder.chmod(0o755)
+    with registry_server() as server:
+        server.set_registry(fixture_registry(server, "v1_basic", tmp_path / "agent.jsonl"))
+        url = server.url("registry.json")
+        await start(client, workspace, "demo", custom=True, registry={"url": url})
+        await command(client, "acpls.agents", {"refresh": True})
+        installed = await command(client, "acpls.installAgent", {"agent": "tar-agent"})
+    program = Path(installed["command"][0])
+    assert list((homes["cache"] / "registry").glob("*.json"))
+    assert program.is_file() and homes["data"] in program.parents
+    await comes_to_nothing(lambda: open_to_others(homes["data"]))
+    assert open_to_others(homes["cache"]) == []
+    for runnable in (program, old_program):
+        assert stat.S_IMODE(runnable.stat().st_mode) & 0o700 == 0o700
