@@ -92,7 +92,7 @@ class Redactor:
         merged: list[tuple[int, int, str]] = []
         for match in self._at.finditer(text):
             start, end = match.start(), match.start() + len(match.group(1))
-            if merged and start <= merged[-1][1]:
+            if merged and start < merged[-1][1]:
                 last = merged[-1]
                 merged[-1] = (last[0], max(last[1], end), last[2])
             else:
