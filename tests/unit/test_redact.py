@@ -167,3 +167,28 @@ def test_the_transcript_on_disk_never_holds_a_secret_split_across_flushes(tmp_pa
     transcript.close()
     text = transcript.path.read_text(encoding="utf-8")
     assert KEY not in text and "the key is [redacted: OPENAI_API_KEY], done" in text
+
+
+def test_a_secret_split_around_another_block_of_the_transcript_is_redacted(tmp_path) -> None:
+    """The halves of a key in two message chunks, with a terminal's output written between
+    them (the pump writes terminal output late): neither half is ever written."""
+    secrets = KnownSecrets()
+    secrets.add({"OPENAI_API_KEY": KEY})
+    transcript = Transcript.create(tmp_path, "s1", "agent", lambda: secrets.redactor)
+    half = len(KEY) // 2
+
+    def chunk(text: str) -> None:
+        content = {"type": "text", "text": text}
+        transcript.add_update({"sessionUpdate": "message_chunk", "content": content})
+        transcript.flush()
+
+    chunk(f"the key is {KEY[:half]}")
+    transcript.terminal_output("t1", f"printed {KEY[:3]}")
+    transcript.flush()
+    transcript.terminal_output("t1", f"{KEY[3:]} there\n")
+    chunk(f"{KEY[half:]}, done")
+    transcript.turn_ended("end_turn")
+    text = transcript.path.read_text(encoding="utf-8")
+    assert KEY[:half] not in text and KEY[half:] not in text
+    assert text.count("[redacted: OPENAI_API_KEY]") == 2
+    assert "```text\nprinted\n```" in text and "[redacted: OPENAI_API_KEY] there" in text

@@ -88,9 +88,13 @@ class Transcript:
     ) -> None:
         self.path = path
         self.agent = agent
-        # Everything written goes through this: the file is one stream of text.
+        # Everything written is redacted: each text the agent streams in pieces (a role's
+        # message chunks, a terminal's output) through its own stream, which holds back what
+        # could begin a secret until its next piece, even when other blocks come between them
+        # in the file (a terminal's output is written when the pump flushes); the rest whole.
         no_secrets = Redactor()
-        self._redacted = RedactingStream(redactor or (lambda: no_secrets))
+        self._redactor = redactor or (lambda: no_secrets)
+        self._streams: dict[str, RedactingStream] = {}
         self._pending: list[str] = []
         self._role: str | None = None
         self._tool_status: dict[str, str] = {}
@@ -116,11 +120,24 @@ class Transcript:
         transcript = cls(path, agent, redactor)
         stamp = time.strftime("%Y-%m-%d %H:%M")
         header = f"# acpls session {session_id} ({agent}, {stamp})\n"
-        transcript._write(transcript._redacted.feed(header) + transcript._redacted.end(), "w")
+        transcript._write(transcript._redactor().redact(header), "w")
         return transcript
 
     def _append(self, text: str) -> None:
-        self._pending.append(text)
+        self._pending.append(self._redactor().redact(text))
+
+    def _streamed(self, source: str, piece: str) -> str:
+        """`piece` of the text `source` streams, redacted; may hold back its end."""
+        stream = self._streams.get(source)
+        if stream is None:
+            stream = self._streams[source] = RedactingStream(self._redactor)
+        return stream.feed(piece)
+
+    def _streams_ended(self) -> None:
+        """What every stream still holds, written: its text is complete."""
+        for stream in self._streams.values():
+            if rest := stream.end():
+                self._pending.append(rest)
 
     def _block(self, role: str) -> None:
         if self._role != role:
@@ -140,8 +157,9 @@ class Transcript:
             content = update.get("content")
             if update.get("role") == "user":
                 return None  # the prompt is written by user_prompt
-            self._block(str(update.get("role", "agent")))
-            self._append(_content_text(content))
+            role = str(update.get("role", "agent"))
+            self._block(role)
+            self._pending.append(self._streamed(f"message:{role}", _content_text(content)))
         elif kind == "message":
             if update.get("role") == "user":
                 return None  # the prompt is written by user_prompt
@@ -208,24 +226,23 @@ class Transcript:
         clean = _ANSI.sub("", text).replace("\r\n", "\n")
         clean = clean[: TERMINAL_TEXT_LIMIT - used]
         self._terminal_bytes[terminal_id] = used + len(clean)
-        self._role = None
-        self._append(f"\n\n```text\n{clean.rstrip()}\n```")
+        shown = self._streamed(f"terminal:{terminal_id}", clean)
+        if shown:
+            self._role = None
+            self._pending.append(f"\n\n```text\n{shown.rstrip()}\n```")
 
     def turn_ended(self, stop_reason: str, tokens: dict[str, Any] | None = None) -> None:
+        self._streams_ended()
         self._role = None
         counted = usage.tokens_text(tokens) if tokens else None
         meter = "".join(f" · {part}" for part in (counted, self._usage) if part)
         self._append(f"\n\n---\n*turn ended: {stop_reason}{meter}*\n")
-        self.flush(final=True)
+        self.flush()
 
-    def flush(self, *, final: bool = False) -> None:
-        """Write what is pending. The end of it that could begin a secret waits for the next
-        write, unless `final`."""
-        text = self._redacted.feed("".join(self._pending)) if self._pending else ""
-        self._pending.clear()
-        if final:
-            text += self._redacted.end()
-        if text:
+    def flush(self) -> None:
+        if self._pending:
+            text = "".join(self._pending)
+            self._pending.clear()
             self._write(text)
 
     def _write(self, text: str, mode: Literal["w", "a"] = "a") -> None:
@@ -236,7 +253,8 @@ class Transcript:
             logger.warning("cannot write the transcript %s: %s", self.path, exc)
 
     def close(self) -> None:
-        self.flush(final=True)
+        self._streams_ended()
+        self.flush()
 
 
 def _tool_text(content: Any) -> str:
