@@ -172,11 +172,11 @@ class Hub:
         """State an older acpls left readable by others (0755 folders, 0644 files) is narrowed
         once at start: the state folder, the registry cache and the agent installs. A walk of
         lstat calls, on a worker thread: the loop never waits for a large checkpoint store."""
-        folders = (self.state_dir, registry_cache_dir(self.environ))
+        data = agent_install.agents_dir(self.environ).parent
+        folders = (self.state_dir, registry_cache_dir(self.environ), data)
 
         def narrow() -> int:
-            changed = sum(private_files.tighten(folder) for folder in folders)
-            return changed + agent_install.make_installs_private(self.environ)
+            return sum(private_files.tighten(folder) for folder in folders)
 
         try:
             asyncio.get_running_loop()

@@ -55,42 +55,6 @@ def is_installed(environ: Mapping[str, str], agent: RegistryAgent) -> bool:
     return install_dir(environ, agent).is_dir()
 
 
-def make_private(root: Path) -> int:
-    """Clear the group and other bits of `root` and everything under it (links left alone),
-    keeping the owner's, so an agent's programs stay executable for the user alone. For what
-    acpls unpacks (inside a 0700 folder no one else can enter yet) and for installs an older
-    acpls left readable by all; returns how many entries changed."""
-    changed = 0
-    if not root.is_dir() or root.is_symlink():
-        return 0
-    for folder, _dirs, files in os.walk(root, followlinks=False):
-        for path in (folder, *(os.path.join(folder, name) for name in files)):
-            info = os.lstat(path)
-            if stat.S_ISLNK(info.st_mode) or not stat.S_IMODE(info.st_mode) & 0o077:
-                continue
-            os.chmod(path, stat.S_IMODE(info.st_mode) & 0o700)
-            changed += 1
-    return changed
-
-
-def make_installs_private(environ: Mapping[str, str]) -> int:
-    """At start: the agents acpls installed (`acpls agents` and registry ids), owner-only."""
-    top = agents_dir(environ)
-    try:
-        return make_private(top) + _narrow_folder(top.parent)
-    except OSError as exc:
-        logger.warning("cannot make the agent installs in %s private: %s", top, exc)
-        return 0
-
-
-def _narrow_folder(folder: Path) -> int:
-    info = os.lstat(folder) if folder.is_dir() else None
-    if info is None or stat.S_ISLNK(info.st_mode) or not stat.S_IMODE(info.st_mode) & 0o077:
-        return 0
-    os.chmod(folder, stat.S_IMODE(info.st_mode) & 0o700)
-    return 1
-
-
 def resolve(
     agent: RegistryAgent,
     *,
@@ -176,7 +140,8 @@ async def install_binary(
 
 def _install(agent: RegistryAgent, target: BinaryTarget, final: Path) -> Path:
     # Private like the rest of acpls' state: folders 0700 (the work folder too: mkdtemp),
-    # the archive 0600, what it unpacks narrowed to its owner inside the unentered work folder.
+    # the archive 0600, what it unpacks narrowed to its owner inside the work folder no one
+    # else can enter.
     private_files.make_dir(final.parent)
     work = Path(tempfile.mkdtemp(prefix=f".{agent.version}-", dir=final.parent))
     try:
@@ -188,7 +153,7 @@ def _install(agent: RegistryAgent, target: BinaryTarget, final: Path) -> Path:
         if not command.is_file():
             raise AgentInstallError(f"the archive {target.archive} has no {target.cmd}")
         command.chmod(command.stat().st_mode | stat.S_IXUSR)
-        make_private(unpacked)
+        private_files.tighten(unpacked)  # owner-only, its programs still run
         try:
             unpacked.rename(final)
         except OSError:
