@@ -26,31 +26,19 @@ API_KEY = "sk-proj-e2e-9f8e7d6c5b4a39281706"
 SIGN_IN_VALUE = "typed-by-the-user-4711-zz"
 DOTENV = "DATABASE_PASSWORD=hunter2-but-longer\n"
 
-# The checkpoint store's own files (its objects and their folders) are services/snapshots.py's,
-# made private by the store's rewrite (issue 27, `gate-store`); until that is merged they are
-# left out here. Everything else acpls keeps is checked, the checkpoint log included.
-STORE_OWNED_BY_GATE_STORE = True
 
-
-def not_private(root: Path) -> list[str]:
-    """Every folder under `root` (itself included) that is not 0700 and every file not 0600."""
+def open_to_others(root: Path) -> list[str]:
+    """Every entry under `root` (itself included) that a group or another user may read, write
+    or enter; symlinks aside. acpls makes folders 0700 and files 0600 (a program it keeps 0700;
+    git's pack files are 0400): none has a group or other bit."""
     bad: list[str] = []
     for folder, _dirs, files in os.walk(root):
         for path in (folder, *(os.path.join(folder, name) for name in files)):
             info = os.lstat(path)
-            if stat.S_ISLNK(info.st_mode) or _store_owned(root, path):
-                continue
-            # A file is 0600; a program acpls keeps (a node shim) 0700, its owner's to run.
-            wanted = {0o700} if stat.S_ISDIR(info.st_mode) else {0o600, 0o700}
-            if stat.S_IMODE(info.st_mode) not in wanted:
-                bad.append(f"{os.path.relpath(path, root)} {stat.S_IMODE(info.st_mode):o}")
+            mode = stat.S_IMODE(info.st_mode)
+            if not stat.S_ISLNK(info.st_mode) and mode & 0o077:
+                bad.append(f"{os.path.relpath(path, root)} {mode:o}")
     return bad
-
-
-def _store_owned(root: Path, path: str) -> bool:
-    parts = Path(os.path.relpath(path, root)).parts
-    in_store = bool(parts) and parts[0] == "checkpoints"
-    return STORE_OWNED_BY_GATE_STORE and in_store and not path.endswith("checkpoints.json")
 
 
 def say(text: str) -> dict[str, Any]:
@@ -183,7 +171,7 @@ async def test_everything_acpls_keeps_is_private(client, workspace, tmp_path, st
     proposed = list((acpls_state / "proposed").iterdir())
     logs = list((acpls_state / "checkpoints").glob("*/checkpoints.json"))
     assert transcripts and proposed and logs, (transcripts, proposed, logs)
-    assert not_private(acpls_state) == []
+    assert open_to_others(acpls_state) == []
     # acpls' umask is the user's, and so its terminals': a file they make keeps the user's mode.
     made = workspace / "by-terminal.txt"
     assert stat.S_IMODE(made.stat().st_mode) == 0o666 & ~_umask()
@@ -218,7 +206,7 @@ async def test_old_state_readable_by_others_is_narrowed_at_start(
     readme.chmod(0o644)
     (old / "planted").symlink_to(readme)
     await start(client, workspace, scripted({"protocol": 1}, tmp_path / "agent.jsonl"))
-    await comes_to_nothing(lambda: not_private(old))
+    await comes_to_nothing(lambda: open_to_others(old))
     assert stat.S_IMODE(readme.stat().st_mode) == 0o644
 
 
@@ -294,22 +282,6 @@ async def test_a_sign_in_value_never_reaches_the_transcript_or_the_log(
     assert SIGN_IN_VALUE not in log.text()
     assert log.has("login value [redacted: SCRIPTED_LOGIN]")
     log.close()
-
-
-def open_to_others(root: Path) -> list[str]:
-    """Entries under `root` that a group or other user can read, write or enter (links aside);
-    a folder must also be 0700 exactly. Files keep their owner's bits: an agent's program stays
-    executable for its owner."""
-    bad: list[str] = []
-    for folder, _dirs, files in os.walk(root):
-        for path in (folder, *(os.path.join(folder, name) for name in files)):
-            info = os.lstat(path)
-            mode = stat.S_IMODE(info.st_mode)
-            if stat.S_ISLNK(info.st_mode):
-                continue
-            if mode & 0o077 or (stat.S_ISDIR(info.st_mode) and mode != 0o700):
-                bad.append(f"{os.path.relpath(path, root)} {mode:o}")
-    return bad
 
 
 @pytest.fixture
