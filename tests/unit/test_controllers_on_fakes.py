@@ -34,6 +34,7 @@ from acpls.core.parts import ReviewPart
 from acpls.core.pump import FlushScheduler
 from acpls.core.review import ReviewController
 from acpls.core.routing import UpdateRouter
+from acpls.core.secrets import KnownSecrets
 from acpls.core.session import Session, Turn
 from acpls.core.session_admin import SessionAdmin
 from acpls.core.sessions import SessionRegistry
@@ -113,9 +114,10 @@ def texts(editor: Editor, session_id: str) -> list[str]:
 
 
 class RouterHub:
-    """RoutingHub: the settings, a URI's path, a failed v2 turn's error."""
+    """RoutingHub: the settings, a URI's path, a failed v2 turn's error, the known secrets."""
 
     settings = Settings()
+    secrets = KnownSecrets()
 
     def path_of(self, uri: str) -> str:
         return uri.removeprefix("file://")

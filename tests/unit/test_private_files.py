@@ -63,3 +63,14 @@ def test_tighten_narrows_old_state_and_leaves_links_alone(tmp_path: Path):
     assert (mode(state), mode(state / "sub"), mode(state / "sub" / "t.md")) == (0o700, 0o700, 0o600)
     assert mode(outside) == 0o644
     assert private_files.tighten(state) == 0
+
+
+def test_tighten_keeps_a_programs_owner_execute_bit(tmp_path: Path):
+    """A node shim or an installed agent an older acpls left 0755 still runs for its owner."""
+    state = tmp_path / "state"
+    state.mkdir()
+    program = state / "node"
+    program.write_text("#!/bin/sh\n")
+    os.chmod(program, 0o755)
+    assert private_files.tighten(state) == 2
+    assert mode(program) == 0o700

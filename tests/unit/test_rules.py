@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import shlex
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -635,3 +636,16 @@ def test_generic_message_names_the_rule_or_says_nothing_is_recorded() -> None:
         "records nothing here: you will be asked again."
     )
     assert generic_message("Run", "execute", [], None, None) == "The agent asks: Run (execute)"
+
+
+def test_rules_their_lock_and_new_folders_are_private(rules_file: Path) -> None:
+    """Remembered rules say what the agent may do unasked: 0600 files in 0700 folders, created
+    so (every missing folder, not only the last)."""
+    store(rules_file).record("a", exec_call("make"), "allow_always")
+    lock = rules_file.with_name(rules_file.name + ".lock")
+    modes = {p: stat.S_IMODE(p.stat().st_mode) for p in (rules_file, lock)}
+    folders = {
+        p: stat.S_IMODE(p.stat().st_mode) for p in (rules_file.parent, rules_file.parent.parent)
+    }
+    assert modes == {rules_file: 0o600, lock: 0o600}
+    assert set(folders.values()) == {0o700}

@@ -8,6 +8,7 @@ from typing import Any
 
 from acpls.acp.transport import AcpError
 from acpls.core.auth import SignIn, auth_required_message
+from acpls.core.secrets import KnownSecrets
 from acpls.registry.spec import AgentSpec
 from tests.fuzz.frame_fuzzer import FakeEditor
 
@@ -75,7 +76,7 @@ KEY_METHOD = {"id": "key", "type": "env_var", "vars": [{"name": "API_KEY"}]}
 
 async def test_env_var_answers_restart_that_agent_only_and_then_authenticate() -> None:
     editor, agents = Editor({"values": {"API_KEY": "secret"}}), Agents()
-    sign_in = SignIn(editor, agents)  # type: ignore[arg-type]
+    sign_in = SignIn(editor, agents, KnownSecrets())  # type: ignore[arg-type]
     assert await sign_in.run(Conn(), "alpha", KEY_METHOD, "key")  # type: ignore[arg-type]
     assert [m for m, _ in editor.requests] == ["acpls/authEnv"]
     assert agents.restarted == ["alpha"]
@@ -87,14 +88,15 @@ async def test_env_var_answers_restart_that_agent_only_and_then_authenticate() -
 async def test_a_variable_the_agent_has_is_not_asked_again() -> None:
     editor, agents = Editor(None), Agents(env={"API_KEY": "from-settings"})
     conn = Conn(version=2)
-    assert await SignIn(editor, agents).run(conn, "alpha", KEY_METHOD, "key")  # type: ignore[arg-type]
+    sign_in = SignIn(editor, agents, KnownSecrets())  # type: ignore[arg-type]
+    assert await sign_in.run(conn, "alpha", KEY_METHOD, "key")  # type: ignore[arg-type]
     assert editor.requests == [] and agents.restarted == []
     assert conn.sent == [("auth/login", {"methodId": "key"})]
 
 
 async def test_a_missing_required_variable_is_named_and_nothing_restarts() -> None:
     editor, agents = Editor({"values": {"API_KEY": ""}}), Agents()
-    sign_in = SignIn(editor, agents)  # type: ignore[arg-type]
+    sign_in = SignIn(editor, agents, KnownSecrets())  # type: ignore[arg-type]
     assert not await sign_in.run(Conn(), "alpha", KEY_METHOD, "key")  # type: ignore[arg-type]
     assert agents.restarted == [] and agents.conn.sent == []
     assert editor.messages == ["acpls: sign-in needs API_KEY"]
@@ -105,7 +107,7 @@ async def test_a_terminal_login_restarts_the_agent_only_when_it_succeeded() -> N
     method = {"id": "login", "type": "terminal", "args": ["login"], "env": {"MODE": 1}}
     for exit_code, restarted in ((1, []), (0, ["alpha"])):
         editor, agents = Editor({"exitCode": exit_code}), Agents()
-        done = await SignIn(editor, agents).run(Conn(), "alpha", method, "login")  # type: ignore[arg-type]
+        done = await SignIn(editor, agents, KnownSecrets()).run(Conn(), "alpha", method, "login")  # type: ignore[arg-type]
         assert done is (exit_code == 0) and agents.restarted == restarted
         (name, params), *_ = editor.requests
         assert name == "acpls/runLogin"
@@ -116,7 +118,7 @@ async def test_a_terminal_login_restarts_the_agent_only_when_it_succeeded() -> N
 async def test_a_failed_authenticate_is_shown_and_reported() -> None:
     editor, agents = Editor(None), Agents()
     conn = Conn(error=AcpError(-32000, "bad credentials"))
-    assert not await SignIn(editor, agents).run(conn, "alpha", {"id": "x"}, "x")  # type: ignore[arg-type]
+    assert not await SignIn(editor, agents, KnownSecrets()).run(conn, "alpha", {"id": "x"}, "x")  # type: ignore[arg-type]
     assert editor.messages == ["acpls: sign-in failed: bad credentials"]
 
 
@@ -145,7 +147,8 @@ METHODS = [
 async def test_sign_in_without_a_method_asks_which_and_runs_the_one_picked() -> None:
     editor, agents = Picking("Browser"), Agents()
     conn = Conn(methods=METHODS)
-    assert await SignIn(editor, agents).sign_in(conn, "alpha", None, "token expired")  # type: ignore[arg-type]
+    sign_in = SignIn(editor, agents, KnownSecrets())  # type: ignore[arg-type]
+    assert await sign_in.sign_in(conn, "alpha", None, "token expired")  # type: ignore[arg-type]
     assert editor.offered == [["Old draft", "Browser"]]
     assert conn.sent == [("authenticate", {"methodId": "oauth"})]
 
@@ -154,11 +157,11 @@ async def test_sign_in_is_declined_when_nothing_is_picked_or_offered() -> None:
     cases = ((Picking(None), METHODS, 1), (Picking("Elsewhere"), METHODS, 1))
     for editor, methods, asked in (*cases, (Picking("Browser"), [], 0)):
         conn = Conn(methods=methods)
-        assert not await SignIn(editor, Agents()).sign_in(conn, "alpha", None)  # type: ignore[arg-type]
+        assert not await SignIn(editor, Agents(), KnownSecrets()).sign_in(conn, "alpha", None)  # type: ignore[arg-type]
         assert conn.sent == [] and len(editor.offered) == asked  # no methods: nothing to ask
     named = Picking(None)
     conn = Conn(methods=METHODS)
-    assert await SignIn(named, Agents()).sign_in(conn, "alpha", "old-draft")  # type: ignore[arg-type]
+    assert await SignIn(named, Agents(), KnownSecrets()).sign_in(conn, "alpha", "old-draft")  # type: ignore[arg-type]
     assert named.offered == [] and conn.sent == [("authenticate", {"methodId": "old-draft"})]
 
 

@@ -36,6 +36,7 @@ from acpls.acp.models import (
 from acpls.core import ports
 from acpls.core.session import PendingPermission, Session
 from acpls.editor import messages as msg
+from acpls.services import private_files
 from acpls.services.file_reads import (
     Accept,
     ReadRefused,
@@ -715,10 +716,9 @@ class AgentRequests:
 
     async def _show_proposed(self, path: str, content: str) -> None:
         """Write the agent's text beside the state files (never the workspace) and show it."""
-        directory = self.state_dir / "proposed"
-        directory.mkdir(parents=True, exist_ok=True)
+        directory = private_files.make_dir(self.state_dir / "proposed")
         target = directory / os.path.basename(path)
-        target.write_text(content, encoding="utf-8")
+        private_files.write_atomic(target, content, fsync=False)  # 0600: the agent's text
         await self.editor.show_document(path_to_uri(str(target)), None)
 
     def _write_edit(

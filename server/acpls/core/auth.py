@@ -19,10 +19,12 @@ from typing import TYPE_CHECKING, Any
 from acpls.acp.errors import AcpError
 from acpls.core import ports
 from acpls.editor import messages as msg
+from acpls.translate.redact import is_secret_name
 
 if TYPE_CHECKING:
     from acpls.acp.connection import AgentConnection
     from acpls.core.parts import AgentsPart
+    from acpls.core.secrets import KnownSecrets
 
 logger = logging.getLogger(__name__)
 
@@ -79,9 +81,12 @@ def auth_required_message(methods: Sequence[Mapping[str, Any]], reason: str) -> 
 
 
 class SignIn:
-    def __init__(self, editor: ports.EditorPort, agents: AgentsPart) -> None:
+    def __init__(self, editor: ports.EditorPort, agents: AgentsPart, secrets: KnownSecrets) -> None:
         self.editor = editor
         self.agents = agents  # their specs and processes: a sign-in may restart one
+        # Where the values the user types are made known as secret, before anything can print
+        # them (redacted from transcripts and logs).
+        self.secrets = secrets
         # Variables the user gave for `env_var` methods, by agent name: part of that agent's
         # environment from its next start on (in memory only; the editor keeps them where it
         # keeps secrets). One agent's answers never reach another agent.
@@ -205,6 +210,8 @@ class SignIn:
                 ports.MESSAGE_ERROR, f"acpls: sign-in needs {', '.join(missing)}"
             )
             return False
+        secret = {v["name"] for v in wanted if v["secret"]}
+        self.secrets.add({k: v for k, v in given.items() if k in secret or is_secret_name(k)})
         self.env_for(agent).update(given)
         await self.agents.restart_agent(agent)  # the agent reads its environment when it starts
         return await self._agent(await self.agents.agent(agent), method_id)

@@ -23,6 +23,7 @@ from acpls.acp.errors import INVALID_PARAMS, AcpError
 from acpls.acp.models import AcpModelError, CompleteElicitationNotification
 from acpls.core import ports
 from acpls.editor import messages as msg
+from acpls.services import private_files
 from acpls.translate import elicitation as q
 from acpls.translate.uris import path_to_uri, uri_to_path
 
@@ -252,11 +253,11 @@ class Questions:
         return q.answer("accept", fitted)
 
     async def _ask_with_file(self, pending: OpenQuestion) -> dict[str, Any]:
-        directory = self.state_dir / "questions"
-        directory.mkdir(parents=True, exist_ok=True)
+        directory = private_files.make_dir(self.state_dir / "questions")
         path = directory / f"question-{pending.key}-{uuid.uuid4().hex[:8]}.json"
         text = q.form_file_text(pending.question, pending.question.schema, [])
-        with open(path, "x", encoding="utf-8") as handle:
+        # 0600: the answers the user types may be secret (a password field).
+        with private_files.open_file(path, "x") as handle:
             handle.write(text)
         pending.form_path = path
         uri = path_to_uri(str(path))

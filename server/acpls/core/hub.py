@@ -35,12 +35,15 @@ from acpls.core.mentions import mention_blocks
 from acpls.core.pump import FlushScheduler, MessageBudget, ReplayPacer
 from acpls.core.review import ReviewController
 from acpls.core.routing import UpdateRouter
+from acpls.core.secrets import KnownSecrets
 from acpls.core.session import Session, Turn
 from acpls.core.session_admin import SessionAdmin
 from acpls.core.sessions import SessionRegistry
 from acpls.flow import FlowGate
 from acpls.registry.spec import AgentSpec
-from acpls.services import node_runtime
+from acpls.services import agent_install, node_runtime, private_files
+from acpls.services.fetch import run_blocking
+from acpls.services.registry import cache_dir as registry_cache_dir
 from acpls.settings import Settings, parse_settings
 from acpls.supervisor import TaskSupervisor
 from acpls.translate import usage
@@ -88,6 +91,10 @@ class Hub:
         self.state_dir = state_dir or default_state_dir(self.environ)
         # Agents whose PATH has no Node.js run on acpls' (services/node_runtime.py).
         self.node = node_runtime.NodeShims(self.state_dir / "node" / "bin", self.environ)
+        # Sign-in values and secret-named variables of the agents' environments: redacted from
+        # the transcripts and the logs (core/secrets.py).
+        self.secrets = KnownSecrets()
+        self.secrets.guard_logs()
         self.settings = Settings()
         self.tasks = TaskSupervisor("hub")
         self.registry = SessionRegistry()
@@ -156,9 +163,27 @@ class Hub:
             self,
             node=self.node,
         )
-        self.sign_in = SignIn(editor, self)
+        self.sign_in = SignIn(editor, self, self.secrets)
         self.admin = SessionAdmin(editor, self.registry, self)
         self._register_closers()
+        self._make_state_private()
+
+    def _make_state_private(self) -> None:
+        """State an older acpls left readable by others (0755 folders, 0644 files) is narrowed
+        once at start: the state folder, the registry cache and the agent installs. A walk of
+        lstat calls, on a worker thread: the loop never waits for a large checkpoint store."""
+        data = agent_install.agents_dir(self.environ).parent
+        folders = (self.state_dir, registry_cache_dir(self.environ), data)
+
+        def narrow() -> int:
+            return sum(private_files.tighten(folder) for folder in folders)
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # built outside a loop (a test, a tool): at once
+            narrow()
+            return
+        self.tasks.spawn("private-state", run_blocking("private-state", narrow))
 
     def _message_budget(self, session_id: str) -> MessageBudget | None:
         """A session's budget of editor messages (core/pump.py), shared by follow."""
@@ -228,6 +253,7 @@ class Hub:
         return self.sign_in.env_for(agent)
 
     def wire(self, conn: AgentConnection, agent: str, env: Mapping[str, str]) -> None:
+        self.secrets.add_environment(env)  # the agent's and its terminals' environment
         self.agent_requests.register(conn, agent, dict(env))
         self.questions.register(conn)
         conn.register({}, {"session/update": self.router.on_session_update})

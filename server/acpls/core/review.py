@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from acpls.core import ports
 from acpls.core.errors import CommandError
 from acpls.editor import messages as msg
+from acpls.services import private_files
 from acpls.services.file_reads import read_text
 from acpls.services.watcher import DiskChange, TurnWatcher
 from acpls.settings import DEFAULT_MAX_READ_BYTES
@@ -551,7 +552,8 @@ class ReviewController:
             tofile=f"{path} ({other})",
         )
         target = self._diff_dir / f"{os.path.basename(path)}.{uuid.uuid4().hex[:6]}.diff"
-        target.write_text("".join(lines), encoding="utf-8")
+        # acpls' own scratch file (mkdtemp's folder is 0700): 0600, it quotes the user's file.
+        private_files.write_atomic(target, "".join(lines), fsync=False)
         await self.editor.show_document(target.as_uri(), None, take_focus=True)
 
     def rejected(self, path: str | None) -> dict[str, Any]:

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from acpls.core.follow import FollowController
     from acpls.core.parts import ReviewPart
     from acpls.core.pump import FlushScheduler
+    from acpls.core.secrets import KnownSecrets
     from acpls.core.session import Session
     from acpls.flow import FlowGate
     from acpls.settings import Settings
@@ -52,6 +53,9 @@ class RoutingHub(Protocol):
     def path_of(self, uri: str) -> str: ...
 
     def turn_failure(self, session: Session, error: Mapping[str, Any]) -> CommandError: ...
+
+    @property
+    def secrets(self) -> KnownSecrets: ...
 
 
 logger = logging.getLogger(__name__)
@@ -352,9 +356,7 @@ class UpdateRouter:
         for update in session.normalizer.session_setup(response):
             self._to_editor(session, update)
         if session.id not in self._transcripts:
-            self._transcripts[session.id] = Transcript.create(
-                self.state_dir, session.id, session.agent or self.hub.settings.agent.name
-            )
+            self._transcripts[session.id] = self._new_transcript(session)
         for update in self._early.pop(session.id, []):
             self.route(session, update)
         self.pump.poke()
@@ -367,6 +369,12 @@ class UpdateRouter:
         for update in session.normalizer.user_prompt(blocks) + session.normalizer.begin_turn():
             self._to_editor(session, update)
         self.pump.poke()
+
+    def _new_transcript(self, session: Session) -> Transcript:
+        """A session's transcript, written through the redactor of the secrets acpls knows."""
+        secrets = self.hub.secrets
+        agent = session.agent or self.hub.settings.agent.name
+        return Transcript.create(self.state_dir, session.id, agent, lambda: secrets.redactor)
 
     def session_of_transcript(self, path: str) -> str | None:
         """The session whose transcript is the file at `path`, if it is one."""
@@ -408,9 +416,7 @@ class UpdateRouter:
     def transcript_uri(self, session: Session) -> str:
         transcript = self._transcripts.get(session.id)
         if transcript is None:
-            transcript = Transcript.create(
-                self.state_dir, session.id, session.agent or self.hub.settings.agent.name
-            )
+            transcript = self._new_transcript(session)
             self._transcripts[session.id] = transcript
             # The mode the session is in (set before the transcript existed).
             options = {"sessionUpdate": "config_options", "configOptions": session.config_options}

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from acpls import __version__
 from acpls.registry.model import BinaryTarget, RegistryAgent
 from acpls.registry.spec import AgentSpec
+from acpls.services import private_files
 from acpls.services.fetch import run_blocking
 
 if TYPE_CHECKING:
@@ -138,18 +139,21 @@ async def install_binary(
 
 
 def _install(agent: RegistryAgent, target: BinaryTarget, final: Path) -> Path:
-    final.parent.mkdir(parents=True, exist_ok=True)
+    # Private like the rest of acpls' state: folders 0700 (the work folder too: mkdtemp),
+    # the archive 0600, what it unpacks narrowed to its owner inside the work folder no one
+    # else can enter.
+    private_files.make_dir(final.parent)
     work = Path(tempfile.mkdtemp(prefix=f".{agent.version}-", dir=final.parent))
     try:
         archive = work / "archive"
         _download(target.archive, archive, target.sha256)
-        unpacked = work / "unpacked"
-        unpacked.mkdir()
+        unpacked = private_files.make_dir(work / "unpacked")
         _unpack(archive, target.archive, unpacked)
         command = _inside(unpacked, target.cmd)
         if not command.is_file():
             raise AgentInstallError(f"the archive {target.archive} has no {target.cmd}")
-        command.chmod(command.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        command.chmod(command.stat().st_mode | stat.S_IXUSR)
+        private_files.tighten(unpacked)  # owner-only, its programs still run
         try:
             unpacked.rename(final)
         except OSError:
@@ -173,7 +177,7 @@ def _download(url: str, dest: Path, sha256: str | None) -> None:
     try:
         with (
             urllib.request.urlopen(request, timeout=DOWNLOAD_TIMEOUT) as response,
-            dest.open("wb") as out,
+            private_files.open_file(dest, "wb") as out,
         ):
             while chunk := response.read(_CHUNK):
                 digest.update(chunk)

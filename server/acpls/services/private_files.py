@@ -93,7 +93,8 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | str, *, fsync: bool
 
 def tighten(root: str | os.PathLike[str]) -> int:
     """Narrow an existing state folder: every folder 0700, every file 0600 (group and other bits
-    cleared, the owner's kept). Symlinks are left alone. Returns how many entries changed."""
+    cleared, the owner's kept: a program stays 0700). Symlinks are left alone. Returns how many
+    entries changed."""
     changed = 0
     top = Path(root)
     if not top.is_dir() or top.is_symlink():
@@ -116,7 +117,9 @@ def _narrow(path: str, wanted: int) -> int:
     if stat.S_ISLNK(info.st_mode):
         return 0
     mode = stat.S_IMODE(info.st_mode)
-    narrowed = mode & wanted
+    # The owner's execute bit stays: a program acpls keeps (a node shim, an installed agent)
+    # must still run for its owner.
+    narrowed = mode & (wanted | stat.S_IXUSR)
     if narrowed == mode:
         return 0
     try:

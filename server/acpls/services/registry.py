@@ -27,6 +27,7 @@ from acpls.registry.model import (
     RegistryFormatError,
     parse_registry,
 )
+from acpls.services import private_files
 from acpls.services.fetch import run_blocking
 
 logger = logging.getLogger(__name__)
@@ -176,10 +177,8 @@ class RegistryService:
         """Whole or not at all: a reader never sees half a file."""
         path = self.cache_file
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(content), encoding="utf-8")
-            os.replace(tmp, path)
+            private_files.make_dir(path.parent)
+            private_files.write_atomic(path, json.dumps(content), fsync=False)
         except OSError as exc:
             logger.warning("cannot cache the registry in %s: %s", path, exc)
 

@@ -2,7 +2,10 @@
 
 Generic-mode editors (Helix, eglot, Kakoune) open this file with `window/showDocument` and read the
 conversation there. It lives in acpls' state directory, never in the workspace, and is written
-append-only (a long session costs no rewrites); writes are batched per pump flush.
+append-only (a long session costs no rewrites); writes are batched per pump flush. The file is
+private (0600 in a 0700 folder, services/private_files.py), and each write passes through the
+redactor of the secrets acpls knows (core/secrets.py): a terminal that prints an API key leaves
+`[redacted: NAME]` here, even when the key arrives split across two writes.
 """
 
 from __future__ import annotations
@@ -10,10 +13,13 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from acpls.services import private_files
 from acpls.translate import usage
+from acpls.translate.redact import RedactingStream, Redactor
 
 logger = logging.getLogger(__name__)
 
@@ -77,9 +83,18 @@ def stored_transcript(state_dir: Path, session_id: str) -> tuple[str, Path] | No
 
 
 class Transcript:
-    def __init__(self, path: Path, agent: str) -> None:
+    def __init__(
+        self, path: Path, agent: str, redactor: Callable[[], Redactor] | None = None
+    ) -> None:
         self.path = path
         self.agent = agent
+        # Everything written is redacted: each text the agent streams in pieces (a role's
+        # message chunks, a terminal's output) through its own stream, which holds back what
+        # could begin a secret until its next piece, even when other blocks come between them
+        # in the file (a terminal's output is written when the pump flushes); the rest whole.
+        no_secrets = Redactor()
+        self._redactor = redactor or (lambda: no_secrets)
+        self._streams: dict[str, RedactingStream] = {}
         self._pending: list[str] = []
         self._role: str | None = None
         self._tool_status: dict[str, str] = {}
@@ -89,17 +104,40 @@ class Transcript:
         self._mode: str | None = None
 
     @classmethod
-    def create(cls, state_dir: Path, session_id: str, agent: str) -> Transcript:
+    def create(
+        cls,
+        state_dir: Path,
+        session_id: str,
+        agent: str,
+        redactor: Callable[[], Redactor] | None = None,
+    ) -> Transcript:
         directory = state_dir / "transcripts"
-        directory.mkdir(parents=True, exist_ok=True)
+        try:
+            private_files.make_dir(directory)
+        except OSError as exc:
+            logger.warning("cannot make the transcripts folder %s: %s", directory, exc)
         path = directory / f"{_safe_name(session_id)}.md"
-        transcript = cls(path, agent)
+        transcript = cls(path, agent, redactor)
         stamp = time.strftime("%Y-%m-%d %H:%M")
-        transcript._write(f"# acpls session {session_id} ({agent}, {stamp})\n", mode="w")
+        header = f"# acpls session {session_id} ({agent}, {stamp})\n"
+        transcript._write(transcript._redactor().redact(header), "w")
         return transcript
 
     def _append(self, text: str) -> None:
-        self._pending.append(text)
+        self._pending.append(self._redactor().redact(text))
+
+    def _streamed(self, source: str, piece: str) -> str:
+        """`piece` of the text `source` streams, redacted; may hold back its end."""
+        stream = self._streams.get(source)
+        if stream is None:
+            stream = self._streams[source] = RedactingStream(self._redactor)
+        return stream.feed(piece)
+
+    def _streams_ended(self) -> None:
+        """What every stream still holds, written: its text is complete."""
+        for stream in self._streams.values():
+            if rest := stream.end():
+                self._pending.append(rest)
 
     def _block(self, role: str) -> None:
         if self._role != role:
@@ -119,8 +157,9 @@ class Transcript:
             content = update.get("content")
             if update.get("role") == "user":
                 return None  # the prompt is written by user_prompt
-            self._block(str(update.get("role", "agent")))
-            self._append(_content_text(content))
+            role = str(update.get("role", "agent"))
+            self._block(role)
+            self._pending.append(self._streamed(f"message:{role}", _content_text(content)))
         elif kind == "message":
             if update.get("role") == "user":
                 return None  # the prompt is written by user_prompt
@@ -187,10 +226,13 @@ class Transcript:
         clean = _ANSI.sub("", text).replace("\r\n", "\n")
         clean = clean[: TERMINAL_TEXT_LIMIT - used]
         self._terminal_bytes[terminal_id] = used + len(clean)
-        self._role = None
-        self._append(f"\n\n```text\n{clean.rstrip()}\n```")
+        shown = self._streamed(f"terminal:{terminal_id}", clean)
+        if shown:
+            self._role = None
+            self._pending.append(f"\n\n```text\n{shown.rstrip()}\n```")
 
     def turn_ended(self, stop_reason: str, tokens: dict[str, Any] | None = None) -> None:
+        self._streams_ended()
         self._role = None
         counted = usage.tokens_text(tokens) if tokens else None
         meter = "".join(f" · {part}" for part in (counted, self._usage) if part)
@@ -203,14 +245,15 @@ class Transcript:
             self._pending.clear()
             self._write(text)
 
-    def _write(self, text: str, mode: str = "a") -> None:
+    def _write(self, text: str, mode: Literal["w", "a"] = "a") -> None:
         try:
-            with open(self.path, mode, encoding="utf-8") as handle:
+            with private_files.open_file(self.path, mode) as handle:
                 handle.write(text)
         except OSError as exc:
             logger.warning("cannot write the transcript %s: %s", self.path, exc)
 
     def close(self) -> None:
+        self._streams_ended()
         self.flush()
 
 
