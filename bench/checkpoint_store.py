@@ -32,11 +32,12 @@ TARGET_SPEED = 1.0
 _WORDS = ("def", "return", "import", "class", "self", "value", "index", "result", "if")
 
 
-def make_workspace(root: Path) -> int:
-    """The files; returns their bytes."""
-    rnd = random.Random(10)
+def make_files(root: Path, count: int = FILES, seed: int = 10) -> int:
+    """`count` small source-like files (0.3-1.5 KB) in 50 folders; returns their bytes. The
+    checkpoint store's tests make their workspaces with it too."""
+    rnd = random.Random(seed)
     total = 0
-    for i in range(FILES):
+    for i in range(count):
         folder = root / f"pkg{i % FOLDERS:02d}"
         folder.mkdir(parents=True, exist_ok=True)
         lines = [
@@ -107,7 +108,7 @@ async def turns_and_prune(workspace: Path, store: SnapshotStore) -> dict[str, fl
 
 def measure(base: Path, runs: int) -> dict[str, Any]:
     workspace = base / "store-ws"
-    data = make_workspace(workspace)
+    data = make_files(workspace)
     ours: list[dict[str, Any]] = []
     git: list[dict[str, Any]] = []
     last: SnapshotStore | None = None

@@ -10,7 +10,6 @@ import asyncio
 import contextlib
 import json
 import os
-import random
 import shutil
 import stat
 import subprocess
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench.checkpoint_store import make_files
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
@@ -82,25 +82,6 @@ def open_modes(root: Path) -> list[str]:
             if mode not in wanted:
                 bad.append(f"{path} {mode:o}")
     return bad
-
-
-def make_files(root: Path, count: int, seed: int = 1) -> int:
-    """`count` small source-like files (0.3-1.5 KB) in 50 folders; returns their bytes."""
-    rnd = random.Random(seed)
-    words = ("def", "return", "import", "class", "self", "value", "index", "result", "if")
-    total = 0
-    for i in range(count):
-        folder = root / f"pkg{i % 50:02d}"
-        folder.mkdir(parents=True, exist_ok=True)
-        lines = [
-            " ".join(rnd.choice(words) for _ in range(rnd.randint(3, 9)))
-            + f" {rnd.randrange(10**6)}"
-            for _ in range(rnd.randint(6, 30))
-        ]
-        text = "\n".join(lines) + "\n"
-        (folder / f"mod{i}.py").write_text(text)
-        total += len(text)
-    return total
 
 
 def random_file_turn(workspace: Path, size: int, seen: Path) -> list[dict[str, Any]]:

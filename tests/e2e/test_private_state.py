@@ -20,6 +20,7 @@ from lsprotocol import types
 from tests.e2e.conftest import as_dict, scripted, start
 from tests.e2e.conftest import command as _command
 from tests.e2e.hostile_support import capture_server_log
+from tests.e2e.test_checkpoints import run_command as terminal
 from tests.registry.support import fixture_registry, registry_server
 
 API_KEY = "sk-proj-e2e-9f8e7d6c5b4a39281706"
@@ -48,30 +49,6 @@ def say(text: str) -> dict[str, Any]:
             "content": {"type": "text", "text": text},
         }
     }
-
-
-def terminal(script: str) -> list[dict[str, Any]]:
-    """A client terminal running `sh -c script`, waited for and released."""
-    return [
-        {
-            "request": "terminal/create",
-            "params": {
-                "sessionId": "$sessionId",
-                "command": "sh",
-                "args": ["-c", script],
-                "cwd": "$cwd",
-            },
-            "save": "t",
-        },
-        {
-            "request": "terminal/wait_for_exit",
-            "params": {"sessionId": "$sessionId", "terminalId": "$t.terminalId"},
-        },
-        {
-            "request": "terminal/release",
-            "params": {"sessionId": "$sessionId", "terminalId": "$t.terminalId"},
-        },
-    ]
 
 
 FORM = {
