@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 from acpls.acp.delivery import BlockSink, deliver
 from acpls.flow import FlowGate
+from acpls.services.owned_processes import OWNED
 from acpls.services.process_group import ON_WINDOWS, spawn_options, stop_group
 from acpls.supervisor import TaskSupervisor
 
@@ -156,7 +157,9 @@ class AgentProcess:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=self.cwd,
-                env=self.env,
+                # Marked as acpls': what it starts, even daemons, is found and stopped when
+                # acpls ends (services/owned_processes.py).
+                env=OWNED.mark(self.env),
                 # Its own process group (stopped as one), and on Linux killed with acpls.
                 **spawn_options(),
                 preexec_fn=None if ON_WINDOWS else _die_with_parent,
@@ -174,6 +177,8 @@ class AgentProcess:
                 )
             raise AgentStartError(self.failure) from exc
         self.state = AgentState.RUNNING
+        if not ON_WINDOWS:
+            OWNED.spare_group(self._proc.pid)  # its group is stopped by stop(), stdin first
         logger.info("%sagent started: %s (pid %d)", self._tag, self.describe(), self._proc.pid)
         self._readers = [
             self._tasks.spawn("stdout", self._read_stdout()),
@@ -286,6 +291,7 @@ class AgentProcess:
         assert self._proc
         returncode = await self._proc.wait()
         self.returncode = returncode
+        OWNED.forget_group(self._proc.pid)
         # Let the readers drain what the agent wrote before it died (its last stderr lines are
         # the most useful part of the error message). Children may hold the pipes open: bounded.
         await asyncio.wait(self._readers, timeout=0.5)

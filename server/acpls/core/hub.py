@@ -608,8 +608,9 @@ class Hub:
         self.pump.close()
         self.follow.close()
         self.registry.close_all("acpls is shutting down")
-        await self.processes.aclose()
-        await self.agent_requests.aclose()
+        # The agents and their terminals stop together (each SIGTERM → grace → SIGKILL), so the
+        # whole stop takes one grace period, not one after the other.
+        await asyncio.gather(self.processes.aclose(), self.agent_requests.aclose())
         await self.review.aclose()
         await self.checkpoints.aclose()
         self.router.close()

@@ -42,6 +42,7 @@ from typing import Any
 
 import attrs
 
+from acpls.services.owned_processes import OWNED
 from acpls.services.process_tree import SIGKILL, SIGTERM, Member
 from acpls.services.ptys import Platform, PtyChild
 
@@ -119,6 +120,7 @@ class ClientTerminals:
         self._terminals: dict[tuple[str, str], _Terminal] = {}
         self._ids = itertools.count(1)
         self._closed = False
+        self._closing: set[asyncio.Future[None]] = set()  # closes under way (_close_keys)
 
     # -- ACP requests -------------------------------------------------------------------------
 
@@ -177,9 +179,12 @@ class ClientTerminals:
         await self._close_keys(list(self._terminals))
 
     async def aclose(self) -> None:
-        """Release everything and refuse new terminals (acpls is exiting)."""
+        """Release everything and refuse new terminals (acpls is exiting); also waits for the
+        closes already under way (a session's end started them), which are no longer listed."""
         self._closed = True
         await self.kill_all()
+        while self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
 
     def kill_all_now(self) -> None:
         """SIGKILL every process tree at once, without the loop: for ``atexit`` and signal paths."""
@@ -195,6 +200,15 @@ class ClientTerminals:
         terminals = [t for key in keys if (t := self._terminals.pop(key, None)) is not None]
         if not terminals:
             return
+        # Its own task, shielded: a caller cancelled meanwhile (a session's close task when acpls
+        # shuts down) must not stop a kill in its grace period, between SIGTERM and SIGKILL;
+        # aclose() waits for it.
+        closing = asyncio.ensure_future(self._close_terminals(terminals))
+        self._closing.add(closing)
+        closing.add_done_callback(self._closing.discard)
+        await asyncio.shield(closing)
+
+    async def _close_terminals(self, terminals: list[_Terminal]) -> None:
         results = await asyncio.gather(
             *(t.close(self._kill_grace_s) for t in terminals), return_exceptions=True
         )
@@ -263,6 +277,9 @@ class _Terminal:
     async def start(
         self, argv: list[str], env: dict[str, str], cwd: str | None, size: tuple[int, int]
     ) -> None:
+        # Marked last, over the agent's `env`: the tree is found and stopped when acpls ends, even
+        # a daemon that left the terminal's session (services/owned_processes.py).
+        env = OWNED.mark(env)
         try:
             child: PtyChild = await self.platform.spawn(argv, env, cwd, *size)
         except (OSError, ValueError) as exc:
