@@ -109,10 +109,7 @@ class AcplsServer(LanguageServer):
         `shutdown` and every way out of `serve_stdio` come here (twice is once)."""
         if self._hub is None:
             return  # no hub, no agent: acpls started no process
-        from acpls.services.owned_processes import OWNED
-
         if self._closing is None:
-            OWNED.begin_stop()
             self._closing = asyncio.ensure_future(self._hub.aclose())
         # Never cancelled: the kill of a process tree must not stop in its grace period. A close
         # that takes longer is left running while the watchdog stops what is left.
@@ -121,7 +118,7 @@ class AcplsServer(LanguageServer):
             logger.warning("closing takes more than %.0f s; stopping processes", HUB_CLOSE_SECONDS)
         elif (problem := self._closing.exception()) is not None:
             logger.error("closing failed", exc_info=problem)
-        await OWNED.stop_all()
+        await self._hub.owned.stop_all()  # at once if the hub's close did it
 
 
 def _command(

@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from acpls.acp.delivery import BlockSink, deliver
 from acpls.flow import FlowGate
-from acpls.services.owned_processes import OWNED
+from acpls.services.owned_processes import OwnedProcesses
 from acpls.services.process_group import ON_WINDOWS, spawn_options, stop_group
 from acpls.supervisor import TaskSupervisor
 
@@ -115,8 +115,12 @@ class AgentProcess:
         max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES,
         output_gate: FlowGate | None = None,
         name: str = "",
+        owned: OwnedProcesses | None = None,
     ) -> None:
         self.argv = argv
+        # Marks the agent as acpls' (None: unmarked), so that what it starts, even daemons, is
+        # found and stopped when acpls ends (services/owned_processes.py).
+        self._owned = owned
         # Closed while the editor is behind: the agent's stdout is left unread (flow.py).
         self._output_gate = output_gate if output_gate is not None else FlowGate()
         # Which agent this is, in every log line of it (several agents can run at once).
@@ -157,9 +161,7 @@ class AgentProcess:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=self.cwd,
-                # Marked as acpls': what it starts, even daemons, is found and stopped when
-                # acpls ends (services/owned_processes.py).
-                env=OWNED.mark(self.env),
+                env=self.env if self._owned is None else self._owned.mark(self.env),
                 # Its own process group (stopped as one), and on Linux killed with acpls.
                 **spawn_options(),
                 preexec_fn=None if ON_WINDOWS else _die_with_parent,
@@ -177,8 +179,8 @@ class AgentProcess:
                 )
             raise AgentStartError(self.failure) from exc
         self.state = AgentState.RUNNING
-        if not ON_WINDOWS:
-            OWNED.spare_group(self._proc.pid)  # its group is stopped by stop(), stdin first
+        if self._owned is not None:
+            self._owned.spare_group(self._proc.pid)  # stop() stops its group, stdin first
         logger.info("%sagent started: %s (pid %d)", self._tag, self.describe(), self._proc.pid)
         self._readers = [
             self._tasks.spawn("stdout", self._read_stdout()),
@@ -291,7 +293,8 @@ class AgentProcess:
         assert self._proc
         returncode = await self._proc.wait()
         self.returncode = returncode
-        OWNED.forget_group(self._proc.pid)
+        if self._owned is not None:
+            self._owned.forget_group(self._proc.pid)
         # Let the readers drain what the agent wrote before it died (its last stderr lines are
         # the most useful part of the error message). Children may hold the pipes open: bounded.
         await asyncio.wait(self._readers, timeout=0.5)

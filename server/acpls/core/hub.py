@@ -41,6 +41,7 @@ from acpls.core.sessions import SessionRegistry
 from acpls.flow import FlowGate
 from acpls.registry.spec import AgentSpec
 from acpls.services import node_runtime
+from acpls.services.owned_processes import OwnedProcesses
 from acpls.settings import Settings, parse_settings
 from acpls.supervisor import TaskSupervisor
 from acpls.translate import usage
@@ -80,8 +81,12 @@ class Hub:
         state_dir: Path | None = None,
         editor_output: FlowGate | None = None,
         editor_backlog: ports.EditorBacklog | None = None,
+        owned: OwnedProcesses | None = None,
     ) -> None:
         self.editor = editor
+        # The mark on every process acpls starts and the watchdog that stops them all when acpls
+        # ends (services/owned_processes.py).
+        self.owned = owned if owned is not None else OwnedProcesses()
         # Closed while the editor is behind: each agent's output is left unread (flow.py).
         self.editor_output = editor_output if editor_output is not None else FlowGate()
         self.environ = dict(environ if environ is not None else os.environ)
@@ -139,6 +144,7 @@ class Hub:
             self.state_dir,
             self.environ,
             self,
+            owned=self.owned,
         )
         self.questions = Questions(editor, self.sessions, self.tasks, self.state_dir)
         self.catalog = AgentCatalog(
@@ -155,6 +161,7 @@ class Hub:
             self.environ,
             self,
             node=self.node,
+            owned=self.owned,
         )
         self.sign_in = SignIn(editor, self)
         self.admin = SessionAdmin(editor, self.registry, self)
@@ -605,6 +612,9 @@ class Hub:
 
     # -- shutdown --------------------------------------------------------------------------------
     async def aclose(self) -> None:
+        # Escaped daemons get their SIGTERM now: their grace runs while the agents and terminals
+        # stop; `stop_all` at the end SIGKILLs what is left of everything acpls started.
+        self.owned.begin_stop()
         self.pump.close()
         self.follow.close()
         self.registry.close_all("acpls is shutting down")
@@ -615,6 +625,7 @@ class Hub:
         await self.checkpoints.aclose()
         self.router.close()
         await self.tasks.aclose()
+        await self.owned.stop_all()
 
     def path_of(self, uri: str) -> str:
         try:

@@ -41,7 +41,7 @@ def supported() -> bool:
 
 
 class OwnedProcesses:
-    """The mark of this acpls process and its watchdog (one per process: `OWNED`)."""
+    """The mark of one acpls (its hub's: core/hub.py) and its watchdog."""
 
     def __init__(self, grace_s: float = DEFAULT_GRACE_S) -> None:
         self.token = secrets.token_hex(16)
@@ -117,6 +117,3 @@ class OwnedProcesses:
                 log.error("the process watchdog (pid %d) is still at work", watchdog.pid)
                 return
             await asyncio.sleep(_POLL_S)
-
-
-OWNED = OwnedProcesses()

@@ -42,7 +42,7 @@ from typing import Any
 
 import attrs
 
-from acpls.services.owned_processes import OWNED
+from acpls.services.owned_processes import OwnedProcesses
 from acpls.services.process_tree import SIGKILL, SIGTERM, Member
 from acpls.services.ptys import Platform, PtyChild
 
@@ -109,8 +109,11 @@ class ClientTerminals:
         columns: int = 120,
         rows: int = 40,
         platform: Platform | None = None,
+        owned: OwnedProcesses | None = None,
     ) -> None:
         self._base_env = dict(base_env)
+        # Marks every terminal's processes as acpls' (None: unmarked): services/owned_processes.py.
+        self._owned = owned
         self._on_output = on_output
         self._on_exit = on_exit
         self._max_output_bytes = max_output_bytes
@@ -279,7 +282,8 @@ class _Terminal:
     ) -> None:
         # Marked last, over the agent's `env`: the tree is found and stopped when acpls ends, even
         # a daemon that left the terminal's session (services/owned_processes.py).
-        env = OWNED.mark(env)
+        if self.owner._owned is not None:
+            env = self.owner._owned.mark(env)
         try:
             child: PtyChild = await self.platform.spawn(argv, env, cwd, *size)
         except (OSError, ValueError) as exc:
