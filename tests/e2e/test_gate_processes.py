@@ -129,9 +129,7 @@ async def running_trees(raw: RawLspClient, workspace: Path, tmp_path: Path) -> s
     assert started, f"the trees did not start:\n{raw.log()[-3000:]}"
     members = recorded(agent_tree) | recorded(terminal_tree)
     members |= {member(int(agent_pid.read_text())), member(raw.pid)}
-    watchdogs = watchdog_pids(raw)
-    assert len(watchdogs) == 1, f"no watchdog (or more than one): {raw.log()[-3000:]}"
-    members |= {member(pid) for pid in watchdogs}
+    members |= {member(pid) for pid in watchdog_pids(raw)}
     assert alive(members) == members, f"not all running: {members - alive(members)}"
     return members
 
@@ -175,14 +173,15 @@ async def test_no_process_of_the_agent_or_its_terminals_outlives_acpls(
         members = await running_trees(raw, workspace, tmp_path)
         await end_acpls(raw, how)
         # The clock starts once the exit is under way (for shutdown: after its answer).
-        ended = time.monotonic()
         gone = await until(lambda: not alive(members), GONE_WITHIN)
         assert gone, (
             f"alive {GONE_WITHIN:.0f} s after {how}: {sorted(alive(members))} of"
             f" {sorted(members)}\n{raw.log()[-4000:]}"
         )
-        print(f"{how}: all gone after {time.monotonic() - ended:.2f} s")
-        assert await raw.wait_exit(GONE_WITHIN) == EXITS[how], raw.log()[-3000:]
+        status = await raw.wait_exit(GONE_WITHIN)
+        assert status == EXITS[how], (
+            f"acpls' exit status after {how}: {status}, not {EXITS[how]}\n{raw.log()[-3000:]}"
+        )
     finally:
         kill_left_over(members)
         await raw.aclose()
