@@ -1,10 +1,11 @@
 """The agent subprocess as an explicit state machine: starting → running → exited | failed.
 
 The agent runs in its own process group (so `npx` and whatever it spawns go together) and is told
-to die with acpls (`PR_SET_PDEATHSIG`) in case acpls itself is killed. Its stderr is forwarded to
-acpls' log with a rate limit (a flooding agent must not flood the editor's log), and the last lines
-are kept for the error message when it fails. Shutdown is the polite sequence: close stdin, wait,
-SIGTERM the group, wait, SIGKILL the group.
+to die with acpls (`PR_SET_PDEATHSIG`) in case acpls itself is killed; it carries acpls' mark, so
+that what it starts, daemons too, is stopped by acpls' watchdog (services/owned_processes.py). Its
+stderr is forwarded to acpls' log with a rate limit (a flooding agent must not flood the editor's
+log), and the last lines are kept for the error message when it fails. Shutdown is the polite
+sequence: close stdin, wait, SIGTERM the group, wait, SIGKILL the group.
 """
 
 from __future__ import annotations

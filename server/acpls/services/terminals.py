@@ -24,7 +24,8 @@ Choices worth knowing:
 * Killing takes the process group, every process of the terminal's session, and every descendant
   found in the process table (``/proc``, or ``ps`` on macOS; services/process_tree.py), which
   catches children that started their own session. A process that double-forks *and* leaves the
-  session cannot be tracked without cgroups; that is the one escape. On Windows ``taskkill /T``
+  session escapes that; on Linux it still carries the terminal's ``ACPLS_OWNER`` mark and acpls'
+  watchdog stops it when acpls ends (services/owned_processes.py). On Windows ``taskkill /T``
   ends the tree.
 """
 
