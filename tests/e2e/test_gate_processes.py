@@ -103,8 +103,11 @@ async def until(predicate: Any, within: float) -> bool:
     return True
 
 
-async def running_trees(raw: RawLspClient, workspace: Path, tmp_path: Path) -> set[Member]:
-    """acpls with the agent mid-turn and both trees running: every process that must go."""
+async def running_trees(
+    raw: RawLspClient, workspace: Path, tmp_path: Path, members: set[Member]
+) -> None:
+    """acpls with the agent mid-turn and both trees running; `members` gets every process that
+    must go (as soon as it is known: a failed test kills them)."""
     agent_tree, terminal_tree = tmp_path / "agent-tree.pids", tmp_path / "terminal-tree.pids"
     agent_pid = tmp_path / "agent.pid"
     argv = script_command(
@@ -126,12 +129,11 @@ async def running_trees(raw: RawLspClient, workspace: Path, tmp_path: Path) -> s
         ),
         STARTED_WITHIN,
     )
+    members |= recorded(agent_tree) | recorded(terminal_tree)
     assert started, f"the trees did not start:\n{raw.log()[-3000:]}"
-    members = recorded(agent_tree) | recorded(terminal_tree)
     members |= {member(int(agent_pid.read_text())), member(raw.pid)}
     members |= {member(pid) for pid in watchdog_pids(raw)}
     assert alive(members) == members, f"not all running: {members - alive(members)}"
-    return members
 
 
 def watchdog_pids(raw: RawLspClient) -> list[int]:
@@ -170,7 +172,7 @@ async def test_no_process_of_the_agent_or_its_terminals_outlives_acpls(
     raw = await RawLspClient.start(env=server_env)
     members: set[Member] = set()
     try:
-        members = await running_trees(raw, workspace, tmp_path)
+        await running_trees(raw, workspace, tmp_path, members)
         await end_acpls(raw, how)
         # The clock starts once the exit is under way (for shutdown: after its answer).
         gone = await until(lambda: not alive(members), GONE_WITHIN)
