@@ -65,10 +65,11 @@ class Trees:
             **popen,  # type: ignore[arg-type]
         )
         self.leaders.append(leader)
-        assert wait_for(lambda: pids.exists() and len(pids.read_text().splitlines()) == TREE_SIZE)
-        rows = [line.split() for line in pids.read_text().splitlines()]
+        full = wait_for(lambda: pids.exists() and len(pids.read_text().splitlines()) == TREE_SIZE)
+        rows = [line.split() for line in pids.read_text().splitlines()] if pids.exists() else []
         members = {(int(pid), start) for pid, start in rows}
-        self.started.append(members)
+        self.started.append(members)  # killed at the end, also when the tree did not start
+        assert full, f"the tree did not start: {members}"
         return members
 
     def cleanup(self) -> None:
