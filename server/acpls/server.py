@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,12 @@ if TYPE_CHECKING:
     from acpls.core.hub import Hub
 
 logger = logging.getLogger(__name__)
+
+# How long the hub's close (the agents' and terminals' stop, each SIGTERM → grace → SIGKILL) may
+# take before the watchdog stops what is left (services/owned_processes.py).
+HUB_CLOSE_SECONDS = 5.0
+# Signals that end acpls the ordinary way (everything stopped and awaited), with status 128 + n.
+STOP_SIGNALS = ("SIGTERM", "SIGHUP")
 
 
 def _converter_factory() -> Any:
@@ -59,6 +66,7 @@ class AcplsServer(LanguageServer):
         # stdio writer, which opens and closes it, and to the hub for each agent process.
         self.editor_output = FlowGate()
         self._hub: Hub | None = None
+        self._closing: asyncio.Future[None] | None = None
         self._initialization_options: Any = None
         # acpls.prompt requests in flight: LSP request id -> the sessionId they named (or None).
         self.prompt_requests: dict[Any, str | None] = {}
@@ -97,8 +105,20 @@ class AcplsServer(LanguageServer):
             hub.tasks.spawn("editor-cancel", _cancel_quietly(hub, session_id))
 
     async def close_hub(self) -> None:
-        if self._hub is not None:
-            await self._hub.aclose()
+        """Stop the agents, their terminals and every process they started, and wait for it:
+        `shutdown` and every way out of `serve_stdio` come here (twice is once)."""
+        if self._hub is None:
+            return  # no hub, no agent: acpls started no process
+        if self._closing is None:
+            self._closing = asyncio.ensure_future(self._hub.aclose())
+        # Never cancelled: the kill of a process tree must not stop in its grace period. A close
+        # that takes longer is left running while the watchdog stops what is left.
+        done, _ = await asyncio.wait({self._closing}, timeout=HUB_CLOSE_SECONDS)
+        if not done:
+            logger.warning("closing takes more than %.0f s; stopping processes", HUB_CLOSE_SECONDS)
+        elif (problem := self._closing.exception()) is not None:
+            logger.error("closing failed", exc_info=problem)
+        await self._hub.owned.stop_all()  # at once if the hub's close did it
 
 
 def _command(
@@ -185,10 +205,36 @@ def create_server() -> AcplsServer:
 
 
 async def serve_stdio(server: AcplsServer) -> int:
-    """Read LSP from stdin until the editor goes away, then stop the agent and everything else."""
+    """Read LSP from stdin until the editor goes away (or SIGTERM / SIGHUP), then stop the agent
+    and everything else, and wait for that."""
     from acpls.editor.stdio import run_stdio
 
+    serving = asyncio.ensure_future(run_stdio(server, server.editor_output))
+    received = _stop_on_signals(serving)
     try:
-        return await run_stdio(server, server.editor_output)
+        return await serving
+    except asyncio.CancelledError:
+        if not received:
+            raise
+        logger.info("%s received; stopping", received[0].name)
+        return 128 + int(received[0])
     finally:
-        await asyncio.wait_for(server.close_hub(), timeout=5)
+        await server.close_hub()
+
+
+def _stop_on_signals(serving: asyncio.Future[int]) -> list[signal.Signals]:
+    """SIGTERM and SIGHUP end serving; the list gets the signal that did."""
+    received: list[signal.Signals] = []
+    loop = asyncio.get_running_loop()
+
+    def stop(signum: signal.Signals) -> None:
+        if not received:
+            received.append(signum)
+            serving.cancel()
+
+    for name in STOP_SIGNALS:
+        signum = getattr(signal, name, None)
+        if signum is not None:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(signum, stop, signum)
+    return received

@@ -72,6 +72,8 @@ Steps (strings "$sessionId" and "$cwd" anywhere inside are replaced by the curre
     {"disk": {"op": "write", "path": P, "text": T | "base64": B, "mode"?: 0o755}}
     {"disk": {"op": "remove" | "rename" | "symlink", "path": P, "to"?: P2, "target"?: T}}
                                  change a file straight on disk, as agents do with their own tools
+    {"spawn": [argv...]}         start a process of the agent's own (not waited for; it inherits
+                                 the agent's environment, group and session)
     {"exit": code}               flush and exit with `code`
     {"crash": true | code}       exit at once (os._exit) with status 1 or `code`
 """
@@ -84,6 +86,7 @@ import base64
 import itertools
 import json
 import os
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -216,6 +219,7 @@ class ScriptedAgent:
         self.prompt_count = 0
         self.cancelled = asyncio.Event()
         self.background: set[asyncio.Task[Any]] = set()
+        self.children: list[subprocess.Popen[bytes]] = []  # the `spawn` steps' processes
         for method in EVENTS:
             peer.on_request(method, self._handler(method))
         for method in script.get("on_request", {}):
@@ -445,6 +449,8 @@ class ScriptedAgent:
             os.remove(str(step["delete_file"]))
         elif "disk" in step:
             disk_step(step["disk"])
+        elif "spawn" in step:
+            self.children.append(subprocess.Popen([str(a) for a in step["spawn"]]))
         elif "exit" in step:
             self.finish(int(step["exit"]))
         elif "crash" in step:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -327,3 +329,35 @@ async def test_wait_for_exit_pending_during_release_gets_an_error(
     await terms.release("s1", tid)
     # The process ended by the release's SIGTERM, so the pending wait sees that exit.
     assert await asyncio.wait_for(waiter, 5) == ExitStatus(exit_code=None, signal="SIGTERM")
+
+
+async def test_a_close_cancelled_in_its_grace_period_still_kills_and_aclose_awaits_it(
+    recorder: Recorder,
+) -> None:
+    """A session's close runs as a task; acpls' shutdown cancels its tasks. The kill, between its
+    SIGTERM (ignored here) and its SIGKILL, must go on, and aclose() must wait for it."""
+    terminals = ClientTerminals(
+        base_env=dict(os.environ),
+        on_output=recorder.on_output,
+        on_exit=recorder.on_exit,
+        kill_grace_s=1.0,
+    )
+    code = (
+        "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN);"
+        "print('ready', flush=True); time.sleep(300)"
+    )
+    tid = await terminals.create("s1", PY, ["-c", code])
+    await wait_output(terminals, "s1", tid, "ready")
+    pid = terminals._terminals[("s1", tid)].pid
+    try:
+        closing = asyncio.create_task(terminals.close_session("s1"))
+        await asyncio.sleep(0.2)  # in the grace period: SIGTERM sent, ignored
+        assert pid_alive(pid)
+        closing.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await closing
+        await terminals.aclose()
+        assert await wait_dead([pid]) == []
+    finally:
+        if pid_alive(pid):
+            os.kill(pid, signal.SIGKILL)

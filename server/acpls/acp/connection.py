@@ -26,6 +26,7 @@ from acpls.acp.transport import (
 )
 from acpls.flow import FlowGate
 from acpls.services.memory import release_free_heap
+from acpls.services.owned_processes import OwnedProcesses
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +45,7 @@ class AgentConnection:
         max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES,
         output_gate: FlowGate | None = None,
         name: str = "",
+        owned: OwnedProcesses | None = None,
     ) -> None:
         self.protocol = AcpProtocol()
         self._reader = LineReader(self.protocol.feed_line, max_line_bytes, release_free_heap)
@@ -56,6 +58,7 @@ class AgentConnection:
             max_input_bytes=max_input_bytes,
             output_gate=output_gate,
             name=name,
+            owned=owned,
         )
         self.protocol.attach_writer(self.process.write)
         # Nothing more is sent to, or handled for, an agent acpls stopped.

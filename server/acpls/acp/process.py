@@ -1,10 +1,11 @@
 """The agent subprocess as an explicit state machine: starting → running → exited | failed.
 
 The agent runs in its own process group (so `npx` and whatever it spawns go together) and is told
-to die with acpls (`PR_SET_PDEATHSIG`) in case acpls itself is killed. Its stderr is forwarded to
-acpls' log with a rate limit (a flooding agent must not flood the editor's log), and the last lines
-are kept for the error message when it fails. Shutdown is the polite sequence: close stdin, wait,
-SIGTERM the group, wait, SIGKILL the group.
+to die with acpls (`PR_SET_PDEATHSIG`) in case acpls itself is killed; it carries acpls' mark, so
+that what it starts, daemons too, is stopped by acpls' watchdog (services/owned_processes.py). Its
+stderr is forwarded to acpls' log with a rate limit (a flooding agent must not flood the editor's
+log), and the last lines are kept for the error message when it fails. Shutdown is the polite
+sequence: close stdin, wait, SIGTERM the group, wait, SIGKILL the group.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from collections.abc import Callable
 
 from acpls.acp.delivery import BlockSink, deliver
 from acpls.flow import FlowGate
+from acpls.services.owned_processes import OwnedProcesses
 from acpls.services.process_group import ON_WINDOWS, spawn_options, stop_group
 from acpls.supervisor import TaskSupervisor
 
@@ -114,8 +116,12 @@ class AgentProcess:
         max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES,
         output_gate: FlowGate | None = None,
         name: str = "",
+        owned: OwnedProcesses | None = None,
     ) -> None:
         self.argv = argv
+        # Marks the agent as acpls' (None: unmarked), so that what it starts, even daemons, is
+        # found and stopped when acpls ends (services/owned_processes.py).
+        self._owned = owned
         # Closed while the editor is behind: the agent's stdout is left unread (flow.py).
         self._output_gate = output_gate if output_gate is not None else FlowGate()
         # Which agent this is, in every log line of it (several agents can run at once).
@@ -156,7 +162,7 @@ class AgentProcess:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=self.cwd,
-                env=self.env,
+                env=self.env if self._owned is None else self._owned.mark(self.env),
                 # Its own process group (stopped as one), and on Linux killed with acpls.
                 **spawn_options(),
                 preexec_fn=None if ON_WINDOWS else _die_with_parent,
@@ -174,6 +180,8 @@ class AgentProcess:
                 )
             raise AgentStartError(self.failure) from exc
         self.state = AgentState.RUNNING
+        if self._owned is not None:
+            self._owned.spare_group(self._proc.pid)  # stop() stops its group, stdin first
         logger.info("%sagent started: %s (pid %d)", self._tag, self.describe(), self._proc.pid)
         self._readers = [
             self._tasks.spawn("stdout", self._read_stdout()),
@@ -286,6 +294,8 @@ class AgentProcess:
         assert self._proc
         returncode = await self._proc.wait()
         self.returncode = returncode
+        if self._owned is not None:
+            self._owned.forget_group(self._proc.pid)
         # Let the readers drain what the agent wrote before it died (its last stderr lines are
         # the most useful part of the error message). Children may hold the pipes open: bounded.
         await asyncio.wait(self._readers, timeout=0.5)

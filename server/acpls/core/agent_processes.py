@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from acpls.core.sessions import SessionRegistry
     from acpls.flow import FlowGate
     from acpls.services.node_runtime import NodeShims
+    from acpls.services.owned_processes import OwnedProcesses
     from acpls.settings import Settings
     from acpls.supervisor import TaskSupervisor
 
@@ -76,8 +77,10 @@ class AgentProcesses:
         hub: ProcessesHub,
         *,
         node: NodeShims | None = None,
+        owned: OwnedProcesses | None = None,
     ) -> None:
         self.editor = editor
+        self.owned = owned  # marks the agents' processes as this acpls' (None: unmarked)
         self.environ = environ  # the editor's environment, which agents inherit
         self.node = node  # a Node.js for agents whose PATH has none
         self.registry = registry
@@ -188,6 +191,7 @@ class AgentProcesses:
             on_exit=lambda c: self._exited(slot, c),
             output_gate=self.editor_output,
             name=slot.name,
+            owned=self.owned,
         )
         self.hub.wire(conn, slot.name, env)
         shown: set[str] = set()

@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from acpls.core.follow import FollowController
     from acpls.core.parts import ReviewPart, RouterPart
     from acpls.core.pump import FlushScheduler
+    from acpls.services.owned_processes import OwnedProcesses
     from acpls.settings import Settings
     from acpls.supervisor import TaskSupervisor
     from acpls.translate.terminals import TerminalStore
@@ -106,8 +107,10 @@ class AgentRequests:
         state_dir: Path,
         environ: Mapping[str, str],
         hub: RequestsHub,
+        owned: OwnedProcesses | None = None,
     ) -> None:
         self.editor = editor
+        self.owned = owned  # marks the terminals' processes as this acpls' (None: unmarked)
         self.sessions = sessions  # the registry's, read only
         self.pump = pump
         self.terminal_store = terminals  # what the editor is shown of each terminal
@@ -135,7 +138,10 @@ class AgentRequests:
         if old is not None:  # its processes were killed when the agent stopped (close_all)
             self.tasks.spawn(f"close-terminals-of:{agent}", old.aclose())
         self._terminals[agent] = ClientTerminals(
-            base_env=env, on_output=self._terminal_output, on_exit=self._terminal_exit
+            base_env=env,
+            on_output=self._terminal_output,
+            on_exit=self._terminal_exit,
+            owned=self.owned,
         )
         conn.register(
             {
@@ -164,6 +170,7 @@ class AgentRequests:
                 base_env=self.hub.settings.base_env(self.environ),
                 on_output=self._terminal_output,
                 on_exit=self._terminal_exit,
+                owned=self.owned,
             )
         return terminals
 

@@ -43,6 +43,7 @@ from acpls.flow import FlowGate
 from acpls.registry.spec import AgentSpec
 from acpls.services import agent_install, node_runtime, private_files
 from acpls.services.fetch import run_blocking
+from acpls.services.owned_processes import OwnedProcesses
 from acpls.services.registry import cache_dir as registry_cache_dir
 from acpls.settings import Settings, parse_settings
 from acpls.supervisor import TaskSupervisor
@@ -83,8 +84,12 @@ class Hub:
         state_dir: Path | None = None,
         editor_output: FlowGate | None = None,
         editor_backlog: ports.EditorBacklog | None = None,
+        owned: OwnedProcesses | None = None,
     ) -> None:
         self.editor = editor
+        # The mark on every process acpls starts and the watchdog that stops them all when acpls
+        # ends (services/owned_processes.py).
+        self.owned = owned if owned is not None else OwnedProcesses()
         # Closed while the editor is behind: each agent's output is left unread (flow.py).
         self.editor_output = editor_output if editor_output is not None else FlowGate()
         self.environ = dict(environ if environ is not None else os.environ)
@@ -146,6 +151,7 @@ class Hub:
             self.state_dir,
             self.environ,
             self,
+            owned=self.owned,
         )
         self.questions = Questions(editor, self.sessions, self.tasks, self.state_dir)
         self.catalog = AgentCatalog(
@@ -162,6 +168,7 @@ class Hub:
             self.environ,
             self,
             node=self.node,
+            owned=self.owned,
         )
         self.sign_in = SignIn(editor, self, self.secrets)
         self.admin = SessionAdmin(editor, self.registry, self)
@@ -631,15 +638,20 @@ class Hub:
 
     # -- shutdown --------------------------------------------------------------------------------
     async def aclose(self) -> None:
+        # Escaped daemons get their SIGTERM now: their grace runs while the agents and terminals
+        # stop; `stop_all` at the end SIGKILLs what is left of everything acpls started.
+        self.owned.begin_stop()
         self.pump.close()
         self.follow.close()
         self.registry.close_all("acpls is shutting down")
-        await self.processes.aclose()
-        await self.agent_requests.aclose()
+        # The agents and their terminals stop together (each SIGTERM → grace → SIGKILL), so the
+        # whole stop takes one grace period, not one after the other.
+        await asyncio.gather(self.processes.aclose(), self.agent_requests.aclose())
         await self.review.aclose()
         await self.checkpoints.aclose()
         self.router.close()
         await self.tasks.aclose()
+        await self.owned.stop_all()
 
     def path_of(self, uri: str) -> str:
         try:

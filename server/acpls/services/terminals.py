@@ -24,7 +24,8 @@ Choices worth knowing:
 * Killing takes the process group, every process of the terminal's session, and every descendant
   found in the process table (``/proc``, or ``ps`` on macOS; services/process_tree.py), which
   catches children that started their own session. A process that double-forks *and* leaves the
-  session cannot be tracked without cgroups; that is the one escape. On Windows ``taskkill /T``
+  session escapes that; on Linux it still carries the terminal's ``ACPLS_OWNER`` mark and acpls'
+  watchdog stops it when acpls ends (services/owned_processes.py). On Windows ``taskkill /T``
   ends the tree.
 """
 
@@ -42,6 +43,7 @@ from typing import Any
 
 import attrs
 
+from acpls.services.owned_processes import OwnedProcesses
 from acpls.services.process_tree import SIGKILL, SIGTERM, Member
 from acpls.services.ptys import Platform, PtyChild
 
@@ -108,8 +110,11 @@ class ClientTerminals:
         columns: int = 120,
         rows: int = 40,
         platform: Platform | None = None,
+        owned: OwnedProcesses | None = None,
     ) -> None:
         self._base_env = dict(base_env)
+        # Marks every terminal's processes as acpls' (None: unmarked): services/owned_processes.py.
+        self._owned = owned
         self._on_output = on_output
         self._on_exit = on_exit
         self._max_output_bytes = max_output_bytes
@@ -119,6 +124,7 @@ class ClientTerminals:
         self._terminals: dict[tuple[str, str], _Terminal] = {}
         self._ids = itertools.count(1)
         self._closed = False
+        self._closing: set[asyncio.Future[None]] = set()  # closes under way (_close_keys)
 
     # -- ACP requests -------------------------------------------------------------------------
 
@@ -177,9 +183,12 @@ class ClientTerminals:
         await self._close_keys(list(self._terminals))
 
     async def aclose(self) -> None:
-        """Release everything and refuse new terminals (acpls is exiting)."""
+        """Release everything and refuse new terminals (acpls is exiting); also waits for the
+        closes already under way (a session's end started them), which are no longer listed."""
         self._closed = True
         await self.kill_all()
+        while self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
 
     def kill_all_now(self) -> None:
         """SIGKILL every process tree at once, without the loop: for ``atexit`` and signal paths."""
@@ -195,6 +204,15 @@ class ClientTerminals:
         terminals = [t for key in keys if (t := self._terminals.pop(key, None)) is not None]
         if not terminals:
             return
+        # Its own task, shielded: a caller cancelled meanwhile (a session's close task when acpls
+        # shuts down) must not stop a kill in its grace period, between SIGTERM and SIGKILL;
+        # aclose() waits for it.
+        closing = asyncio.ensure_future(self._close_terminals(terminals))
+        self._closing.add(closing)
+        closing.add_done_callback(self._closing.discard)
+        await asyncio.shield(closing)
+
+    async def _close_terminals(self, terminals: list[_Terminal]) -> None:
         results = await asyncio.gather(
             *(t.close(self._kill_grace_s) for t in terminals), return_exceptions=True
         )
@@ -263,6 +281,10 @@ class _Terminal:
     async def start(
         self, argv: list[str], env: dict[str, str], cwd: str | None, size: tuple[int, int]
     ) -> None:
+        # Marked last, over the agent's `env`: the tree is found and stopped when acpls ends, even
+        # a daemon that left the terminal's session (services/owned_processes.py).
+        if self.owner._owned is not None:
+            env = self.owner._owned.mark(env)
         try:
             child: PtyChild = await self.platform.spawn(argv, env, cwd, *size)
         except (OSError, ValueError) as exc:
