@@ -18,6 +18,13 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--version", action="version", version=f"acpls {__version__}")
     parser.add_argument("--stdio", action="store_true", help="speak LSP on stdio (the default)")
     parser.add_argument(
+        "--self-check",
+        action="store_true",
+        help="import the whole server, show the fast paths in use, exit 1 with the cause and the"
+        " fix when it cannot start here (--json: one JSON object; --platform TARGET: the platform"
+        " the package was built for, e.g. linux-x64)",
+    )
+    parser.add_argument(
         "--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"]
     )
     words = sys.argv[1:] if argv is None else argv
@@ -36,6 +43,13 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    words = sys.argv[1:] if argv is None else argv
+    if "--self-check" in words:
+        # Before argparse and anything else: it must speak on a Python or an install too broken
+        # for the rest (acpls/self_check.py).
+        from acpls.self_check import main as self_check
+
+        return self_check(words)
     args = _parse_args(argv)
     if args.command == "agents":
         from acpls.cli import run_agents

@@ -10,10 +10,11 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acpls import speedups
+from acpls.speedups import JSONDecodeError
 
 VALID = ["", "aGk=", "aGVsbG8gd29ybGQ=", "AAEC/w==", "+/+/"]
 INVALID = ["aGk", "a!Gk=", "aGk=\n", "aGk= ", "====", "aGk=aGk="]
@@ -69,37 +70,39 @@ def _describe(env_value: str | None) -> str:
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
-        (None, {"base64"}),
-        ("", {"base64"}),
-        ("  ", {"base64"}),
+        (None, {"json", "base64"}),
+        ("", {"json", "base64"}),
+        ("  ", {"json", "base64"}),
         ("0", set()),
         ("none", set()),
-        ("1", {"base64", "loop"}),
-        ("ALL", {"base64", "loop"}),
+        ("1", {"json", "base64", "loop"}),
+        ("ALL", {"json", "base64", "loop"}),
         ("base64", {"base64"}),
+        ("json", {"json"}),
         ("loop", {"loop"}),
         ("loop, base64", {"base64", "loop"}),
         ("loop,turbo", {"loop"}),
     ],
 )
 def test_acpls_speedups_values(value: str | None, expected: set[str]) -> None:
-    """Unset: pybase64 only (uvloop did not pay, bench/RESULTS.md); unknown names dropped."""
+    """Unset: orjson and pybase64 (uvloop did not pay, bench/RESULTS.md); unknown names dropped."""
     assert speedups.chosen(value) == expected
 
 
 def test_the_startup_choice_follows_acpls_speedups() -> None:
-    """This environment installs both (pyproject.toml): what a fresh process picks at import,
-    by default, off with ACPLS_SPEEDUPS=0, one at a time or both by name."""
-    assert _describe(None) == "base64: pybase64, event loop: asyncio"
-    assert _describe("0") == "base64: binascii, event loop: asyncio"
-    assert _describe("base64") == "base64: pybase64, event loop: asyncio"
-    assert _describe("loop") == "base64: binascii, event loop: uvloop"
-    assert _describe("all") == "base64: pybase64, event loop: uvloop"
+    """This environment installs all three (pyproject.toml): what a fresh process picks at
+    import, by default, off with ACPLS_SPEEDUPS=0, one at a time or all by name."""
+    assert _describe(None) == "json: orjson, base64: pybase64, event loop: asyncio"
+    assert _describe("0") == "json: json, base64: binascii, event loop: asyncio"
+    assert _describe("base64") == "json: json, base64: pybase64, event loop: asyncio"
+    assert _describe("json") == "json: orjson, base64: binascii, event loop: asyncio"
+    assert _describe("loop") == "json: json, base64: binascii, event loop: uvloop"
+    assert _describe("all") == "json: orjson, base64: pybase64, event loop: uvloop"
 
 
 def test_describe_names_a_choice_without_making_it() -> None:
-    assert speedups.describe(frozenset()) == "base64: binascii, event loop: asyncio"
-    assert speedups.describe(speedups.NAMES) == "base64: pybase64, event loop: uvloop"
+    assert speedups.describe(frozenset()) == "json: json, base64: binascii, event loop: asyncio"
+    assert speedups.describe(speedups.NAMES) == "json: orjson, base64: pybase64, event loop: uvloop"
 
 
 def test_the_stdlib_loop_runs_a_coroutine() -> None:
@@ -130,3 +133,66 @@ def test_short_base64_text_is_decoded_by_the_stdlib_even_with_pybase64(
     assert calls == []
     long = base64.b64encode(b"y" * 4096).decode()
     assert decode(long) == b"y" * 4096 and calls == [len(long)]
+
+
+# -- the JSON front door: the standard library's path reads and writes as orjson does ---------
+
+_STDLIB_LOADS, _STDLIB_DUMPS, _STDLIB_ENCODE_ERROR, _ = speedups._pick_json(frozenset())
+_ORJSON_LOADS, _ORJSON_DUMPS, _ORJSON_ENCODE_ERROR, _ = speedups._pick_json(frozenset({"json"}))
+
+_JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON_VALUES)
+def test_the_stdlib_json_path_reads_and_writes_as_orjson(value: object) -> None:
+    encoded = _ORJSON_DUMPS(value)
+    assert _STDLIB_LOADS(encoded) == _ORJSON_LOADS(encoded)
+    assert _STDLIB_LOADS(memoryview(encoded)) == value
+    assert _ORJSON_LOADS(_STDLIB_DUMPS(value)) == _ORJSON_LOADS(encoded)
+
+
+def test_the_stdlib_json_path_sorts_keys_when_asked() -> None:
+    value = {"b": 1, "a": {"d": 2, "c": [3]}}
+    sort = speedups.SORT_KEYS
+    assert _STDLIB_DUMPS(value, option=sort) == _ORJSON_DUMPS(value, option=sort)
+    assert _STDLIB_DUMPS(value) == _ORJSON_DUMPS(value) == b'{"b":1,"a":{"d":2,"c":[3]}}'
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [b"NaN", b"[Infinity]", b"[1,]", b"\xff", b'"\xed\xa0\x80"', b"[" * 5000, b"", b"1 2"],
+)
+def test_the_stdlib_json_path_refuses_what_orjson_refuses(bad: bytes) -> None:
+    with pytest.raises(JSONDecodeError):
+        _ORJSON_LOADS(bad)
+    with pytest.raises(JSONDecodeError):
+        _STDLIB_LOADS(bad)
+
+
+@pytest.mark.parametrize("bad", ["\ud800", {"x": float("inf")}, [object()]])
+def test_the_stdlib_json_path_refuses_what_it_cannot_write(bad: object) -> None:
+    with pytest.raises(TypeError):
+        _STDLIB_DUMPS(bad)
+    assert issubclass(_STDLIB_ENCODE_ERROR, TypeError)
+    assert issubclass(_ORJSON_ENCODE_ERROR, TypeError)
+
+
+def test_the_stdlib_json_path_uses_the_default_hook() -> None:
+    class Point:
+        x = 1
+
+    def default(value: object) -> object:
+        if isinstance(value, Point):
+            return {"x": value.x}
+        raise TypeError("no")
+
+    assert _STDLIB_DUMPS([Point()], default=default) == _ORJSON_DUMPS([Point()], default=default)

@@ -25,7 +25,6 @@ from typing import Any
 
 import attrs
 import cattrs
-import orjson
 from pygls.exceptions import JsonRpcMethodNotFound
 from pygls.protocol.json_rpc import JsonRPCProtocol
 
@@ -41,6 +40,7 @@ from acpls.acp.errors import (  # noqa: F401  (re-exported: the codes' old home)
     AcpError,
     AcpErrorObject,
 )
+from acpls.speedups import JSONDecodeError, json_dumps, json_loads
 
 logger = logging.getLogger(__name__)
 
@@ -168,7 +168,7 @@ class AcpProtocol(JsonRPCProtocol):
             logger.debug("dropping message to a closed agent connection")
             return
         payload = _to_jsonable(data, self._converter)
-        self._write(orjson.dumps(payload, default=_default) + b"\n")
+        self._write(json_dumps(payload, default=_default) + b"\n")
 
     def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
         if error is not None:
@@ -314,8 +314,8 @@ class AcpProtocol(JsonRPCProtocol):
         if not line.strip():
             return
         try:
-            message = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
+            message = json_loads(line)
+        except JSONDecodeError as exc:
             message = _salvage_utf8(line, exc)
             if message is None:
                 return
@@ -404,8 +404,8 @@ def _salvage_utf8(line: bytes, error: Exception) -> Any:
         line.decode("utf-8")
     except UnicodeDecodeError:
         try:
-            message = orjson.loads(line.decode("utf-8", "replace"))
-        except orjson.JSONDecodeError:
+            message = json_loads(line.decode("utf-8", "replace"))
+        except JSONDecodeError:
             pass
         else:
             logger.warning(

@@ -18,8 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
+from acpls.speedups import JSONDecodeError, json_loads
 from acpls.translate.v1_output_lines import OutputLine, learn
 
 if TYPE_CHECKING:
@@ -112,8 +111,8 @@ class OutputLines:
 
     def _learn(self, line: bytes, session: Session, update: dict[str, Any]) -> _Form | None:
         try:
-            message = orjson.loads(line)
-        except orjson.JSONDecodeError:
+            message = json_loads(line)
+        except JSONDecodeError:
             return None
         if not _is_update_of(message, session.id, update):
             return None

@@ -14,14 +14,13 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
-import orjson
-
 from acpls.core import ports
 from acpls.core.errors import CommandError
 from acpls.core.output_lines import OutputLines
 from acpls.core.pump import ReplayPacer, UpdateQueue
 from acpls.editor import messages as msg
 from acpls.services.transcript import Transcript
+from acpls.speedups import JSONDecodeError, json_loads
 from acpls.translate.follow import FollowTarget, is_subagent_tool_call
 from acpls.translate.line_ranges import line_span, slice_lines
 from acpls.translate.terminals import OutputBatch, StateUpdate
@@ -249,8 +248,8 @@ class UpdateRouter:
         if line is None:
             return
         try:
-            message = orjson.loads(line)
-        except orjson.JSONDecodeError:
+            message = json_loads(line)
+        except JSONDecodeError:
             return
         target = self._follow_target(message)
         if target is not None:

@@ -8,11 +8,11 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 import attrs
-import orjson
 from lsprotocol import types
 
 from acpls.editor.messages import to_json
 from acpls.services.file_reads import read_text
+from acpls.speedups import JSONEncodeError, json_dumps
 from acpls.translate.uris import uri_to_path
 
 if TYPE_CHECKING:
@@ -97,13 +97,13 @@ class LspEditorPort:
     def notify(self, method: str, params: Any) -> None:
         """acpls/* notifications skip pygls' generic path (cattrs, `json.dumps` with a default
         hook, an INFO log of every body): they are plain attrs classes of JSON values, so one
-        orjson call makes the frame. Anything orjson refuses (a lone surrogate in an agent's
-        string) goes the generic way."""
+        json_dumps call (orjson where installed) makes the frame. Anything it refuses (a lone
+        surrogate in an agent's string) goes the generic way."""
         writer = self._server.protocol.writer
         if writer is not None and attrs.has(type(params)):
             try:
-                body = orjson.dumps({"jsonrpc": "2.0", "method": method, "params": to_json(params)})
-            except (orjson.JSONEncodeError, TypeError):
+                body = json_dumps({"jsonrpc": "2.0", "method": method, "params": to_json(params)})
+            except (JSONEncodeError, TypeError):
                 pass
             else:
                 writer.write(b"Content-Length: %d\r\n\r\n%b" % (len(body), body))

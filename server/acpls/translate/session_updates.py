@@ -21,7 +21,6 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
-import orjson
 
 from acpls.acp.converter import structure
 from acpls.acp.models import (
@@ -38,6 +37,7 @@ from acpls.acp.models import (
     ToolCallContentChunk,
     ToolCallUpdate,
 )
+from acpls.speedups import SORT_KEYS, json_dumps
 from acpls.translate.tool_calls import AppliedToolCall, ToolCallStore, editor_tool_call
 
 log = logging.getLogger(__name__)
@@ -198,7 +198,7 @@ def _plain_text(block: Any) -> str | None:
 
 def _canonical_json(value: Any) -> bytes:
     try:
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        return json_dumps(value, option=SORT_KEYS)
     except TypeError:  # e.g. integers beyond 64 bits: the slow path handles them
         return json.dumps(value, sort_keys=True).encode()
 

@@ -9,8 +9,8 @@ was parsed and routed the ordinary way and returns the bytes around its `data` s
 string.
 
 Why the result is exact: the template's prefix ends with the string's opening quote and its suffix
-starts with the closing one. `text()` hands orjson just `"<body>"`; it succeeds only when that is
-one complete, valid JSON string (an unescaped quote inside would end it early and leave the final
+starts with the closing one. `text()` hands json_loads just `"<body>"`; it succeeds only when that
+is one complete, valid JSON string (an unescaped quote inside would end it early and leave the final
 quote as trailing data, a trailing backslash leaves it unterminated, bad escapes, lone surrogates,
 control characters and invalid UTF-8 are refused as in the whole line). A JSON parser reading the
 whole line then goes through the prefix exactly as through the template's line, reads the same
@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-import orjson
+from acpls.speedups import JSONDecodeError, json_dumps, json_loads
 
 __all__ = ["OutputLine", "learn"]
 
@@ -54,8 +54,8 @@ class OutputLine:
         ):
             return None
         try:
-            return orjson.loads(memoryview(line)[self.start : len(line) - self.stop])
-        except orjson.JSONDecodeError:
+            return json_loads(memoryview(line)[self.start : len(line) - self.stop])
+        except JSONDecodeError:
             return None
 
 
@@ -73,8 +73,8 @@ def learn(line: bytes, message: Any, data: str) -> OutputLine | None:
     template = OutputLine(line[: opening + 1], line[closing:])
     probe = "\x00" if data != "\x00" else "\x01"
     try:
-        probed = orjson.loads(template.prefix[:-1] + orjson.dumps(probe) + template.suffix[1:])
-    except orjson.JSONDecodeError:
+        probed = json_loads(template.prefix[:-1] + json_dumps(probe) + template.suffix[1:])
+    except JSONDecodeError:
         return None
     if probed != _with_data(message, probe) or template.text(line) != data:
         return None
@@ -83,7 +83,7 @@ def learn(line: bytes, message: Any, data: str) -> OutputLine | None:
 
 def _with_data(message: Any, data: str) -> Any:
     """`message` (a v1 terminal output notification) with its output's `data` replaced."""
-    copy = orjson.loads(orjson.dumps(message))
+    copy = json_loads(json_dumps(message))
     meta = copy["params"]["update"]["_meta"]
     for item in meta.values():
         item["data"] = data
