@@ -4,6 +4,7 @@ that platform, the built extension, and nothing of another platform. Run by `mak
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import struct
@@ -92,6 +93,11 @@ def test_package_holds_its_platforms_server_and_uv(target: str) -> None:
         npm = "extension/bundled/npm/"
         assert f"{npm}bin/npx-cli.js" in names and f"{npm}bin/npm-cli.js" in names
         assert f"{npm}node_modules/@npmcli/config/package.json" in names
+
+        # What the extension reads to check the platform and to ask uv for a Python
+        # (src/model/startCheck.ts): this package's target, and the Pythons it has modules for.
+        bundle = json.loads(vsix.read("extension/bundled/manifest.json"))
+        assert bundle == {"target": target, "pythons": [f"{v[0]}.{v[1:]}" for v in PYTHONS]}
 
         uv = "extension/bundled/bin/uv" + (".exe" if fmt == "pe" else "")
         assert uv in names

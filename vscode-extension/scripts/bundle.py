@@ -11,12 +11,16 @@ modules sit side by side and each Python imports its own. abi3 modules (watchfil
 pip evaluates a dependency's environment marker against the machine it runs on, not the target,
 so the wheel goes in without its dependencies, and those are read from its metadata, evaluated
 for the target (Windows gets pywinpty and not uvloop) and named to pip without markers.
-OUT_DIR/bin holds `uv` (`uv.exe` on Windows).
+OUT_DIR/bin holds `uv` (`uv.exe` on Windows). OUT_DIR/manifest.json says what the bundle is for
+(`target`, `pythons`): the extension compares the target with the machine it runs on and asks uv
+for exactly those Pythons (src/model/startCheck.ts); the server's self-check gets the target too.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import runpy
 import shutil
 import stat
 import subprocess
@@ -25,7 +29,12 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-PYTHONS = ("3.11", "3.12", "3.13", "3.14")
+REPO = Path(__file__).resolve().parents[2]
+# The CPython versions whose compiled modules the bundle carries: one list, in the server's
+# acpls/requirements.py (read as a file: the build machine's acpls may be another).
+PYTHONS: tuple[str, ...] = runpy.run_path(str(REPO / "server" / "acpls" / "requirements.py"))[
+    "BUNDLED_PYTHONS"
+]
 
 # VS Code target -> the marker environment of that platform (what a marker may ask of it).
 MARKER_ENVIRONMENTS: dict[str, dict[str, str]] = {
@@ -193,6 +202,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         bundle_libs(args.target, args.wheel.resolve(), args.out / "libs", Path(tmp))
         uv = bundle_uv(args.target, args.uv_version, args.out / "bin", Path(tmp))
+    manifest = {"target": args.target, "pythons": list(PYTHONS)}
+    (args.out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     print(f"bundled acpls for {args.target} in {args.out} (uv: {uv.name})", file=sys.stderr)
     return 0
 

@@ -36,7 +36,7 @@ import {
 import { editorNodeEnv } from "./model/editorNode";
 import { ServerLogParser } from "./model/serverLog";
 import { type ServerKey, validateSettings } from "./model/settings";
-import { findPython } from "./python";
+import { bundleManifest, checkPlatform, checkServer, findPython, forgetServerCheck } from "./python";
 
 type Params<M extends ServerMethod> = ReturnType<(typeof SERVER_MESSAGES)[M]>;
 type NotificationHandler<M extends ServerMethod> = (params: Params<M>) => void;
@@ -157,14 +157,15 @@ export class AcplsClient implements vscode.Disposable {
       const [command, ...args] = override as [string, ...string[]];
       return { command, args, options: { cwd, env: { ...process.env, ...node, PYTHONUNBUFFERED: "1" } } };
     }
-    const { python } = await findPython(this.context, folder, this.log);
+    const manifest = bundleManifest(this.context);
+    checkPlatform(this.context, manifest);
+    const { python } = await findPython(this.context, folder, this.log, manifest);
     const bundled = this.context.asAbsolutePath(path.join("bundled", "libs"));
     const pythonPath = [bundled, process.env.PYTHONPATH].filter((p) => p !== undefined && p !== "").join(path.delimiter);
-    return {
-      command: python,
-      args: ["-m", "acpls"],
-      options: { cwd, env: { ...process.env, ...node, PYTHONPATH: pythonPath, PYTHONUNBUFFERED: "1", PYTHONNOUSERSITE: "1" } },
-    };
+    const env = { ...process.env, ...node, PYTHONPATH: pythonPath, PYTHONUNBUFFERED: "1", PYTHONNOUSERSITE: "1" };
+    // The whole server imported once before it starts: a failure says its real cause and fix.
+    await checkServer(python, env, manifest, this.log);
+    return { command: python, args: ["-m", "acpls"], options: { cwd, env } };
   }
 
   private async doStart(): Promise<void> {
@@ -231,9 +232,11 @@ export class AcplsClient implements vscode.Disposable {
       this.log.error(`acpls did not start: ${String(error)}`);
       this.client = undefined;
       this.setState("stopped");
+      // Its self-check passed, so this is not an import: check again at the next start anyway.
+      forgetServerCheck(executable.command, executable.options?.env ?? {});
       void vscode.window.showErrorMessage(
         `acpls did not start with ${executable.command}: ${error instanceof Error ? error.message : String(error)}. ` +
-          "Set acpls.python to a Python 3.11+ interpreter.",
+          "The acpls output (Output: acpls) has the server's log.",
       );
       throw error;
     }

@@ -6,11 +6,13 @@ import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { choosePython, type PythonChoice, type UvPort, UV_PYTHON_REQUEST } from "./model/python";
+import { choosePython, type PythonChoice, type UvPort } from "./model/python";
+import { type BundleManifest, parseManifest, platformMismatch, readSelfCheck, runningTarget, speedupsLine, uvPythonRequest } from "./model/startCheck";
 
 const PROBE_TIMEOUT_MS = 15_000;
 const FIND_TIMEOUT_MS = 30_000;
 const DOWNLOAD_TIMEOUT_MS = 10 * 60_000;
+const SELF_CHECK_TIMEOUT_MS = 60_000;
 
 type Run = { code: number; stdout: string; stderr: string };
 
@@ -40,13 +42,15 @@ export class BundledUv implements UvPort {
     private readonly uv: string,
     private readonly storage: string,
     private readonly log: vscode.LogOutputChannel,
+    /** The CPython versions the bundled compiled modules cover (model/startCheck.ts). */
+    private readonly request: string,
   ) {}
 
   /** The bundled uv of this .vsix, or undefined in a development build. */
-  static of(context: vscode.ExtensionContext, log: vscode.LogOutputChannel): BundledUv | undefined {
+  static of(context: vscode.ExtensionContext, log: vscode.LogOutputChannel, manifest: BundleManifest | undefined): BundledUv | undefined {
     const name = process.platform === "win32" ? "uv.exe" : "uv";
     const uv = context.asAbsolutePath(path.join("bundled", "bin", name));
-    return fs.existsSync(uv) ? new BundledUv(uv, context.globalStorageUri.fsPath, log) : undefined;
+    return fs.existsSync(uv) ? new BundledUv(uv, context.globalStorageUri.fsPath, log, uvPythonRequest(manifest)) : undefined;
   }
 
   private env(): NodeJS.ProcessEnv {
@@ -61,17 +65,17 @@ export class BundledUv implements UvPort {
   }
 
   async find(): Promise<string | undefined> {
-    const result = await run(this.uv, ["python", "find", "--system", UV_PYTHON_REQUEST], this.env(), FIND_TIMEOUT_MS);
+    const result = await run(this.uv, ["python", "find", "--system", this.request], this.env(), FIND_TIMEOUT_MS);
     const found = result.stdout.trim();
     return result.code === 0 && found !== "" ? found : undefined;
   }
 
   async install(): Promise<void> {
-    this.log.info(`no Python 3.11+ found: downloading one with ${this.uv}`);
+    this.log.info(`no Python 3.11+ found: downloading one (${this.request}) with ${this.uv}`);
     const result = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: "acpls: no Python 3.11+ here, downloading one with uv (once)…" },
       // --no-bin: nothing is put on the user's PATH; the Python stays the extension's own.
-      () => run(this.uv, ["python", "install", "--no-bin", UV_PYTHON_REQUEST], this.env(), DOWNLOAD_TIMEOUT_MS),
+      () => run(this.uv, ["python", "install", "--no-bin", this.request], this.env(), DOWNLOAD_TIMEOUT_MS),
     );
     if (result.code !== 0) {
       this.log.error(`uv python install failed:\n${result.stderr}`);
@@ -103,11 +107,57 @@ type PythonApi = {
   };
 };
 
+/** bundled/manifest.json of this .vsix (its target and Pythons), or undefined in a development build. */
+export function bundleManifest(context: vscode.ExtensionContext): BundleManifest | undefined {
+  try {
+    return parseManifest(fs.readFileSync(context.asAbsolutePath(path.join("bundled", "manifest.json")), "utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Throws with the cause and the fix when this .vsix was built for another platform. */
+export function checkPlatform(context: vscode.ExtensionContext, manifest: BundleManifest | undefined): void {
+  const version = String((context.extension.packageJSON as { version?: unknown }).version ?? "");
+  const mismatch = platformMismatch(manifest, runningTarget(process.platform, process.arch), version);
+  if (mismatch !== undefined) throw new Error(mismatch);
+}
+
+/** Pythons whose self-check passed in this window: a restart does not pay for it again. */
+const checked = new Set<string>();
+
+/** `python -m acpls --self-check`: imports the whole server; throws with the real cause and the
+ * fix (missing module, package of another platform, Python too old) when it cannot start. */
+export async function checkServer(
+  python: string,
+  env: NodeJS.ProcessEnv,
+  manifest: BundleManifest | undefined,
+  log: vscode.LogOutputChannel,
+): Promise<void> {
+  const key = `${python}\0${env.PYTHONPATH ?? ""}`;
+  if (checked.has(key)) return;
+  const args = ["-m", "acpls", "--self-check", "--json", ...(manifest === undefined ? [] : ["--platform", manifest.target])];
+  const result = await run(python, args, env, SELF_CHECK_TIMEOUT_MS);
+  const verdict = readSelfCheck(result.code, result.stdout, result.stderr, python, runningTarget(process.platform, process.arch));
+  if (!verdict.ok) {
+    log.error(`acpls --self-check failed with ${python}:\n${result.stdout}${result.stderr}`);
+    throw new Error(verdict.message);
+  }
+  log.info(speedupsLine(verdict.report));
+  checked.add(key);
+}
+
+/** Forgets a passed self-check (the server then failed to start: check again next time). */
+export function forgetServerCheck(python: string, env: NodeJS.ProcessEnv): void {
+  checked.delete(`${python}\0${env.PYTHONPATH ?? ""}`);
+}
+
 /** The Python that runs the server; throws PythonNotFound with what to do. */
 export async function findPython(
   context: vscode.ExtensionContext,
   scope: vscode.Uri | undefined,
   log: vscode.LogOutputChannel,
+  manifest: BundleManifest | undefined = bundleManifest(context),
 ): Promise<PythonChoice> {
   const configured = vscode.workspace.getConfiguration("acpls", scope).get<string>("python", "").trim();
   const choice = await choosePython({
@@ -115,7 +165,7 @@ export async function findPython(
     fromExtension: configured === "" ? await pythonExtensionInterpreter(scope, log) : undefined,
     pathCommands: process.platform === "win32" ? ["python", "python3"] : ["python3", "python"],
     probe,
-    uv: BundledUv.of(context, log),
+    uv: BundledUv.of(context, log, manifest),
   });
   log.info(`server Python: ${choice.python} (${choice.version}, from ${choice.source})`);
   return choice;

@@ -4,8 +4,8 @@
 // Python extension's interpreter, python3/python on PATH, a Python uv already knows, and last a
 // Python the bundled uv downloads once. The first one that is 3.11 or newer wins.
 
+// server/acpls/requirements.py PYTHON (tests/unit/test_requirements.py checks they agree).
 export const MIN_PYTHON: readonly [number, number] = [3, 11];
-export const UV_PYTHON_REQUEST = ">=3.11";
 
 export type PythonSource = "setting" | "python-extension" | "PATH" | "uv" | "uv-download";
 
