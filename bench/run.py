@@ -38,6 +38,7 @@ from bench.bytecode import compile_acpls  # noqa: E402
 from bench.checkpoint_store import bench_p10  # noqa: E402
 from bench.checkpoints import bench_p6  # noqa: E402
 from bench.editor import Editor, cpu_seconds, rss_kib  # noqa: E402
+from bench.json_codec import bench_p9  # noqa: E402
 from bench.session_load import bench_p8  # noqa: E402
 from bench.stalled_editor import bench_p13  # noqa: E402
 
@@ -759,6 +760,7 @@ BENCHMARKS: dict[str, Callable[[Context, Config, Report], None]] = {
     "P6": bench_p6,
     "P7": bench_p7,
     "P8": bench_p8,
+    "P9": bench_p9,
     "P10": bench_p10,
     "P13": bench_p13,
 }
