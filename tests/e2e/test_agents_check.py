@@ -38,7 +38,7 @@ async def test_an_agent_that_asks_and_floods_first_still_counts_as_answering(tmp
         import json, sys
         request = json.loads(sys.stdin.readline())
         assert request["method"] == "initialize", request
-        assert request["params"]["protocolVersion"] == 1
+        assert request["params"]["protocolVersion"] == 2  # asked as sessions ask: 2, 1 accepted
         print("not json at all", flush=True)
         # a request of its own first (answered -32601), and a 600 KB notification
         print(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "x/ask", "params": {}}), flush=True)
@@ -105,6 +105,65 @@ async def test_a_silent_agent_times_out_and_its_whole_process_group_is_stopped(t
     assert not _alive(child), "the agent's child outlived the check"
 
 
+# An agent that speaks ACP v2 only: it refuses an initialize without v2's fields, as a strict
+# v2 implementation does, and answers v2 (with `info`) otherwise.
+V2_ONLY = """
+import json, sys
+request = json.loads(sys.stdin.readline())
+params = request["params"]
+if params.get("protocolVersion") != 2 or "info" not in params or "capabilities" not in params:
+    print(json.dumps({"jsonrpc": "2.0", "id": request["id"],
+                      "error": {"code": -32602, "message": "this agent speaks ACP v2 only"}}),
+          flush=True)
+else:
+    print(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {
+        "protocolVersion": 2, "info": {"name": "v2-only", "version": "2.0"},
+        "capabilities": {}, "authMethods": []}}), flush=True)
+sys.stdin.read()
+"""
+
+
+async def test_a_v2_only_agent_answers_the_check_as_it_answers_sessions(tmp_path):
+    """Health told the user a v2-only agent "does not answer initialize" (it was asked for v1
+    only) while sessions with it worked: the check now negotiates as sessions do."""
+    result = await _check(tmp_path, V2_ONLY)
+    assert result.ok, result.detail
+    assert (result.agent_name, result.agent_version, result.protocol_version) == (
+        "v2-only",
+        "2.0",
+        2,
+    )
+    assert "ok (v2-only 2.0, ACP v2" in result.summary()
+
+
+@pytest.mark.parametrize("protocol", [1, 2])
+async def test_the_scripted_agent_is_checked_at_the_version_it_speaks(tmp_path, protocol):
+    from tests.agents import script_command
+
+    argv = script_command({"protocol": protocol})
+    spec = AgentSpec(name=f"v{protocol}", command=argv[0], args=tuple(argv[1:]))
+    result = await check_agent(spec, cwd=str(tmp_path), env=dict(os.environ))
+    assert result.ok, result.detail
+    assert (result.agent_name, result.protocol_version) == ("scripted-agent", protocol)
+
+
+def test_the_command_line_reports_a_v2_only_agent_as_ok(tmp_path):
+    """`acpls agents check` (what `:checkhealth acpls` runs) on the v2-only agent."""
+    script = tmp_path / "v2_only.py"
+    script.write_text(V2_ONLY)
+    agent = json.dumps({"command": sys.executable, "args": [str(script)]})
+    proc = subprocess.run(
+        [*ACPLS, "agents", "--offline", "check", "--json", agent],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (check,) = json.loads(proc.stdout)
+    assert check["ok"] and check["protocolVersion"] == 2 and check["agentName"] == "v2-only"
+
+
 def _alive(pid: int) -> bool:
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
@@ -131,7 +190,7 @@ def test_the_command_line_checks_the_demo_and_a_broken_agent_and_exits_1(tmp_pat
     )
     assert proc.returncode == 1, proc.stderr
     demo, false = json.loads(proc.stdout)
-    assert demo["ok"] and demo["agentName"] == "acpls demo agent" and demo["protocolVersion"] == 1
+    assert demo["ok"] and demo["agentName"] == "acpls demo agent" and demo["protocolVersion"] == 2
     assert not false["ok"] and "status 1" in false["detail"]
 
 

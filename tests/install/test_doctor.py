@@ -75,3 +75,52 @@ def test_report_ends_with_the_verdict() -> None:
         [Finding("tools", "git", False, "not found", needed=True, hint="install git")]
     )
     assert lines == ["tools:", "  FAIL git: not found (install git)", "missing or broken: git"]
+
+
+@pytest.mark.asyncio
+async def test_an_editor_older_than_acpls_needs_is_reported_with_the_minimum(tmp_path) -> None:
+    """Neovim 0.10 is not enough (the plugin needs 0.11, acpls/requirements.py)."""
+    from acpls.services.doctor import EDITORS
+
+    fake = tmp_path / "nvim"
+    fake.write_text("#!/bin/sh\necho 'NVIM v0.10.4'\n")
+    fake.chmod(0o755)
+    found = {
+        f.name: f
+        for f in await tool_findings(
+            "editors", EDITORS, which=lambda c: str(fake) if c == "nvim" else None
+        )
+    }
+    neovim = found["Neovim"]
+    assert not neovim.ok and not neovim.needed
+    assert neovim.detail.endswith(": older than 0.11")
+    assert neovim.line().endswith("(the plugin needs Neovim 0.11 or newer)")
+    fake.write_text("#!/bin/sh\necho 'NVIM v0.11.4'\n")
+    found = await tool_findings(
+        "editors", EDITORS, which=lambda c: str(fake) if c == "nvim" else None
+    )
+    assert next(f for f in found if f.name == "Neovim").ok
+
+
+def test_the_install_hint_is_a_command_that_works_from_the_checkout(tmp_path) -> None:
+    """Nothing publishes `acpls` on PyPI: the hint installs from the repository, as README says."""
+    from pathlib import Path
+
+    from acpls.services.doctor import install_command
+
+    checkout = Path(__file__).resolve().parents[2]
+    assert install_command() == (
+        f"pipx install --force {checkout} (or: uv tool install --force --from {checkout} acpls)"
+    )
+    assert "uv tool install acpls" not in install_command()
+    assert "Install the server itself with `uv tool install .` or `pipx install .`" in (
+        checkout / "README.md"
+    ).read_text(encoding="utf-8")
+
+
+def test_missing_speed_ups_are_reported_but_not_blocking() -> None:
+    from acpls.services.doctor import speedups_finding
+
+    finding = speedups_finding()
+    assert not finding.needed and not finding.blocking
+    assert finding.detail.startswith("json: ")

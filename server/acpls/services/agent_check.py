@@ -1,34 +1,35 @@
 """Is an agent installed, and does it answer ACP `initialize`? (`acpls agents check`).
 
-Each check starts the agent's command the way acpls would (own process group, the given working
-directory and environment), sends one v1 `initialize` request and waits for its answer, then stops
-the agent politely (stdin closed, SIGTERM, SIGKILL to the group). Nothing else is sent: no session
-is created, so no agent needs an account for the check.
+Each check opens the agent exactly as a session does (acp/connection.py `AgentConnection.open`:
+its own process group, the given working directory and environment, `initialize` asking for
+protocol version 2 and accepting 1, or the version `version_mode` insists on), then stops it
+politely (stdin closed, SIGTERM, SIGKILL to the group). Nothing else is sent: no session is
+created, so no agent needs an account for the check, and an agent's own requests are refused.
+Because the negotiation is the sessions' own, the check says "ok" exactly when a session would
+get past `initialize`: a v2-only agent is not reported as silent.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import os
 import shutil
 import time
-from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
 
-from acpls import __version__
+from acpls.acp.connection import AgentConnection
+from acpls.acp.converter import VersionMode
+from acpls.acp.errors import AcpError
+from acpls.acp.process import AgentStartError
 from acpls.presets import PRESETS_BY_NAME, AgentSpec
-from acpls.services.process_group import spawn_options, stop_group
 
 DEFAULT_TIMEOUT = 30.0
 _STOP_GRACE = 2.0
 _STDERR_TAIL = 8
 _MAX_LINE = 16 * 1024 * 1024  # Qwen's first notification alone is ~570 KB
-_INITIALIZE_ID = 1
 _CONCURRENCY = 4
 
 
@@ -91,61 +92,57 @@ async def check_agents(
     cwd: str,
     env: Mapping[str, str],
     answer_within: float = DEFAULT_TIMEOUT,
+    version_mode: VersionMode = "auto",
 ) -> list[AgentCheck]:
     """Checks several agents at once (at most four running together), in the order given."""
     limit = asyncio.Semaphore(_CONCURRENCY)
 
     async def one(spec: AgentSpec) -> AgentCheck:
         async with limit:
-            return await check_agent(spec, cwd=cwd, env=env, answer_within=answer_within)
+            return await check_agent(
+                spec, cwd=cwd, env=env, answer_within=answer_within, version_mode=version_mode
+            )
 
     return list(await asyncio.gather(*(one(s) for s in specs)))
 
 
 async def check_agent(
-    spec: AgentSpec, *, cwd: str, env: Mapping[str, str], answer_within: float = DEFAULT_TIMEOUT
+    spec: AgentSpec,
+    *,
+    cwd: str,
+    env: Mapping[str, str],
+    answer_within: float = DEFAULT_TIMEOUT,
+    version_mode: VersionMode = "auto",
 ) -> AgentCheck:
     argv = tuple(spec.argv)
     if not is_installed(spec.command):
         return AgentCheck(spec.name, argv, installed=False, ok=False, detail=_missing(spec))
     started = time.monotonic()
-    full_env = {**env, **dict(spec.env)}
+    conn = AgentConnection(
+        list(argv),
+        cwd=cwd,
+        env={**env, **dict(spec.env)},
+        max_line_bytes=_MAX_LINE,
+        on_exit=lambda _conn: None,
+        name=spec.name,
+    )
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            cwd=cwd,
-            env=full_env,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            limit=_MAX_LINE,
-            **spawn_options(),
-        )
-    except OSError as exc:
-        return AgentCheck(spec.name, argv, installed=True, ok=False, detail=f"cannot start: {exc}")
-    stderr_tail: deque[str] = deque(maxlen=_STDERR_TAIL)
-    stderr_task = asyncio.create_task(_collect_stderr(proc, stderr_tail))
-    try:
-        result = await asyncio.wait_for(_initialize(proc), answer_within)
-        return _answered(spec.name, argv, result, time.monotonic() - started)
+        await asyncio.wait_for(conn.open(version_mode), answer_within)
+        return _answered(spec.name, argv, conn, time.monotonic() - started)
+    except AgentStartError as exc:
+        detail = f"cannot start: {exc}"
     except TimeoutError:
         detail = f"no answer to initialize within {answer_within:g} s"
-    except _AgentGone as exc:
-        detail = str(exc)
-    except (OSError, ValueError) as exc:
-        detail = f"{type(exc).__name__}: {exc}"
+    except AcpError as exc:
+        detail = _refusal(conn, exc)
     finally:
-        await _stop(proc)
-        await stderr_task
-    if stderr_tail:
-        detail += "; stderr: " + " | ".join(stderr_tail)
+        await conn.close()
+    tail = [line.strip()[:300] for line in conn.process.stderr_tail if line.strip()]
+    if tail:
+        detail += "; stderr: " + " | ".join(tail[-_STDERR_TAIL:])
     return AgentCheck(
         spec.name, argv, installed=True, ok=False, detail=detail, seconds=time.monotonic() - started
     )
-
-
-class _AgentGone(Exception):
-    pass
 
 
 def _missing(spec: AgentSpec) -> str:
@@ -154,101 +151,31 @@ def _missing(spec: AgentSpec) -> str:
     return f"{spec.command} not found on PATH{hint}"
 
 
-def _initialize_request() -> bytes:
-    request = {
-        "jsonrpc": "2.0",
-        "id": _INITIALIZE_ID,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": 1,
-            "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}},
-            "clientInfo": {"name": "acpls", "version": __version__},
-        },
-    }
-    return json.dumps(request).encode() + b"\n"
-
-
-async def _initialize(proc: asyncio.subprocess.Process) -> dict[str, Any]:
-    assert proc.stdin is not None and proc.stdout is not None
-    try:
-        proc.stdin.write(_initialize_request())
-        await proc.stdin.drain()
-    except (ConnectionError, RuntimeError) as exc:
-        # The agent is gone: asyncio says BrokenPipe/ConnectionReset, uvloop a RuntimeError
-        # ("the handler is closed").
-        code = await proc.wait()
-        raise _AgentGone(f"exited with status {code} before reading initialize") from exc
-    while True:
-        line = await proc.stdout.readline()
-        if not line:
-            code = await proc.wait()
-            raise _AgentGone(f"exited with status {code} before answering initialize")
-        try:
-            message = json.loads(line)
-        except ValueError:
-            continue  # agents may print other things; acpls logs and skips them too
-        if not isinstance(message, dict):
-            continue
-        if message.get("id") == _INITIALIZE_ID and "method" not in message:
-            if "error" in message:
-                raise ValueError(f"initialize answered with an error: {message['error']}")
-            result = message.get("result")
-            if not isinstance(result, dict):
-                raise ValueError(f"initialize answered without a result object: {result!r}")
-            return result
-        if "method" in message and "id" in message:  # a request of the agent's: not for a check
-            error = {"code": -32601, "message": "not answered during a check"}
-            reply = {"jsonrpc": "2.0", "id": message["id"], "error": error}
-            with contextlib.suppress(ConnectionError, RuntimeError):  # gone: the read tells
-                proc.stdin.write(json.dumps(reply).encode() + b"\n")
+def _refusal(conn: AgentConnection, exc: AcpError) -> str:
+    """Why `initialize` failed: the agent exited, answered an error, or speaks no version acpls
+    does."""
+    returncode = conn.process.returncode
+    if conn.exited.is_set() and returncode is not None:
+        return f"exited with status {returncode} before answering initialize"
+    return f"initialize answered with an error: {exc}"
 
 
 def _answered(
-    name: str, argv: tuple[str, ...], result: dict[str, Any], seconds: float
+    name: str, argv: tuple[str, ...], conn: AgentConnection, seconds: float
 ) -> AgentCheck:
-    info = result.get("agentInfo") or result.get("info") or {}
-    methods = result.get("authMethods") or []
-    auth = tuple(
-        str(m.get("id") or m.get("methodId") or m.get("name"))
-        for m in methods
-        if isinstance(m, dict)
-    )
-    version = result.get("protocolVersion")
+    info = conn.agent_info
+    auth = tuple(str(m.get("id") or m.get("methodId") or m.get("name")) for m in conn.auth_methods)
+    title = info.get("title") or info.get("name")
+    version = info.get("version")
     return AgentCheck(
         name,
         argv,
         installed=True,
         ok=True,
         detail="answered initialize",
-        agent_name=info.get("title") or info.get("name") if isinstance(info, dict) else None,
-        agent_version=info.get("version") if isinstance(info, dict) else None,
-        protocol_version=version if isinstance(version, int) else None,
+        agent_name=title if isinstance(title, str) else None,
+        agent_version=version if isinstance(version, str) else None,
+        protocol_version=conn.version,
         auth_methods=auth,
         seconds=seconds,
     )
-
-
-async def _collect_stderr(proc: asyncio.subprocess.Process, tail: deque[str]) -> None:
-    assert proc.stderr is not None
-    with contextlib.suppress(ValueError, OSError):  # an over-long line ends the collection
-        async for raw in proc.stderr:
-            text = raw.decode(errors="replace").strip()
-            if text:
-                tail.append(text[:300])
-
-
-async def _stop(proc: asyncio.subprocess.Process) -> None:
-    """stdin closed → wait → SIGTERM the group → wait → SIGKILL the group."""
-    if proc.stdin is not None:
-        with contextlib.suppress(OSError):
-            proc.stdin.close()
-    for force in (None, False, True):
-        if force is not None:
-            stop_group(proc.pid, force=force)
-        try:
-            await asyncio.wait_for(proc.wait(), _STOP_GRACE)
-            break
-        except TimeoutError:
-            continue
-    # npx and shells leave children in the group: the group goes with the check, always.
-    stop_group(proc.pid, force=True)

@@ -10,20 +10,36 @@ from __future__ import annotations
 
 import asyncio
 import importlib.metadata
+import re
 import shutil
 import sys
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import attrs
 
+from acpls import requirements, speedups
 from acpls.presets import AgentSpec
 from acpls.services.agent_check import AgentCheck, check_agents
 
-MIN_PYTHON = (3, 11)
-# The server's runtime dependencies (pyproject.toml): a missing one means a broken install.
-SERVER_DEPENDENCIES = ("pygls", "lsprotocol", "attrs", "cattrs", "watchfiles", "orjson")
+MIN_PYTHON = requirements.PYTHON
+# The server's runtime dependencies (pyproject.toml): a missing one means a broken install. The
+# compiled speed-ups (orjson, pybase64, uvloop) are not among them: acpls runs without them.
+SERVER_DEPENDENCIES = ("pygls", "lsprotocol", "attrs", "cattrs", "watchfiles")
 _VERSION_TIMEOUT = 10.0
+_VERSION_NUMBER = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def install_command(source: Path | None = None) -> str:
+    """How to (re)install the server, as README says: from the acpls repository (nothing is
+    published under the name `acpls` on PyPI). Names the checkout this acpls runs from when it
+    runs from one."""
+    if source is None:
+        here = Path(__file__).resolve().parents[3]
+        source = here if (here / "pyproject.toml").is_file() else None
+    where = str(source) if source is not None else "<your acpls checkout>"
+    return f"pipx install --force {where} (or: uv tool install --force --from {where} acpls)"
 
 
 @attrs.frozen
@@ -60,6 +76,8 @@ class Tool:
     hint: str
     needed: bool = False
     version_flag: str = "--version"
+    # The oldest version that works (acpls/requirements.py); older is reported as not ok.
+    minimum: tuple[int, ...] | None = None
 
 
 TOOLS: tuple[Tool, ...] = (
@@ -68,20 +86,34 @@ TOOLS: tuple[Tool, ...] = (
         "node",
         ("node",),
         "runs npm agents (claude, gemini, codex, opencode, qwen, copilot)",
-        "install Node.js 20 or newer (https://nodejs.org or your package manager)",
+        f"install Node.js {requirements.NODE_TEXT} or newer (https://nodejs.org or your package"
+        " manager)",
+        minimum=requirements.NODE,
     ),
     Tool("npx", ("npx",), "starts npm agents not on PATH", "comes with npm (Node.js)"),
-    Tool("uv", ("uv",), "installs the server (uv tool install acpls)", "pip install uv"),
+    Tool(
+        "uv",
+        ("uv",),
+        "installs the server (uv tool install --from <checkout> acpls)",
+        "pip install uv",
+    ),
     Tool("uvx", ("uvx",), "starts Python agents from the registry", "pip install uv"),
 )
 
 EDITORS: tuple[Tool, ...] = (
-    Tool("Neovim", ("nvim",), "the acpls plugin (neovim/)", "Neovim 0.10 or newer"),
+    Tool(
+        "Neovim",
+        ("nvim",),
+        "the acpls plugin (neovim/)",
+        f"the plugin needs Neovim {requirements.NEOVIM_TEXT} or newer",
+        minimum=requirements.NEOVIM,
+    ),
     Tool(
         "VS Code",
         ("code", "code-server", "codium"),
         "the acpls extension",
-        "see code.visualstudio.com",
+        f"the extension needs VS Code {requirements.VSCODE_TEXT} or newer (code.visualstudio.com)",
+        minimum=requirements.VSCODE,
     ),
     Tool("Emacs", ("emacs",), "eglot, plain LSP (editors/)", ""),
     Tool("Helix", ("hx", "helix"), "plain LSP (editors/)", ""),
@@ -99,7 +131,7 @@ def python_findings(version: tuple[int, ...] = tuple(sys.version_info[:3])) -> l
             version[:2] >= MIN_PYTHON,
             f"{shown} at {sys.executable}",
             needed=True,
-            hint="acpls needs Python 3.11 or newer",
+            hint=f"acpls needs Python {requirements.PYTHON_TEXT} or newer",
         )
     ]
     for dist in SERVER_DEPENDENCIES:
@@ -113,12 +145,33 @@ def python_findings(version: tuple[int, ...] = tuple(sys.version_info[:3])) -> l
                     False,
                     "not installed",
                     needed=True,
-                    hint="reinstall acpls: pipx install --force acpls",
+                    hint=f"reinstall acpls: {install_command()}",
                 )
             )
         else:
             findings.append(Finding("python", dist, True, found, needed=True))
+    findings.append(speedups_finding())
     return findings
+
+
+def speedups_finding() -> Finding:
+    """The compiled fast paths: not needed (the standard library stands in), but worth knowing."""
+    used = speedups.describe()
+    fast = speedups.JSON == "orjson" and speedups.BASE64 == "pybase64"
+    return Finding(
+        "python",
+        "speed-ups",
+        fast,
+        used,
+        hint=f"orjson and pybase64 have wheels for CPython {requirements.BUNDLED_PYTHONS[0]} to"
+        f" {requirements.BUNDLED_PYTHONS[-1]}; without them acpls uses the standard library",
+    )
+
+
+def version_number(text: str) -> tuple[int, ...] | None:
+    """The first dotted version in a `--version` line (`NVIM v0.11.4`, `v20.11.1`, `1.100.3`)."""
+    found = _VERSION_NUMBER.search(text)
+    return tuple(int(g) for g in found.groups() if g is not None) if found else None
 
 
 async def version_of(argv: list[str], env: Mapping[str, str] | None = None) -> str | None:
@@ -156,6 +209,11 @@ async def tool_findings(
             )
         version = await version_of([path, tool.version_flag])
         shown = version if version else "found, but --version failed"
+        number = version_number(version) if version else None
+        if tool.minimum is not None and number is not None and number < tool.minimum:
+            wanted = ".".join(map(str, tool.minimum))
+            detail = f"{shown} at {path}: older than {wanted}"
+            return Finding(group, tool.name, False, detail, tool.needed, tool.hint)
         return Finding(group, tool.name, version is not None, f"{shown} at {path}", tool.needed)
 
     return list(await asyncio.gather(*(one(t) for t in tools)))
