@@ -5,6 +5,12 @@ version) or its binary archive, downloaded for this platform, checked and unpack
 An install is built in a temporary directory beside its target and renamed into place only when
 whole, and a version directory is never written again once it exists: an agent running from it is
 never touched, and a newer version goes to its own directory.
+
+What is downloaded is told by its first bytes, not its URL: a zip, a tar (plain, gzip, bzip2 or
+xz), or a raw executable (ELF, Mach-O, PE or a `#!` script), which the registry's schema allows
+and which becomes the entry's `cmd`. Anything wrong with it (damaged or truncated data, entries
+outside the directory, links out, special files, something that is none of these) is an
+AgentInstallError naming the URL: the CLI prints it and exits 1, the editor gets -32000 with it.
 """
 
 from __future__ import annotations
@@ -148,7 +154,7 @@ def _install(agent: RegistryAgent, target: BinaryTarget, final: Path) -> Path:
         archive = work / "archive"
         _download(target.archive, archive, target.sha256)
         unpacked = private_files.make_dir(work / "unpacked")
-        _unpack(archive, target.archive, unpacked)
+        _unpack(archive, target.archive, unpacked, target.cmd)
         command = _inside(unpacked, target.cmd)
         if not command.is_file():
             raise AgentInstallError(f"the archive {target.archive} has no {target.cmd}")
@@ -200,28 +206,102 @@ def _has_tar_filter(tarfile_module: Any) -> bool:
     return hasattr(tarfile_module, "data_filter")
 
 
-def _unpack(archive: Path, url: str, dest: Path) -> None:
+# First bytes -> what the download is. Mach-O: 32/64-bit either byte order, and universal.
+_ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
+_COMPRESSED_TAR_MAGIC = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00")
+_EXECUTABLE_MAGIC = (
+    b"\x7fELF",
+    b"\xfe\xed\xfa\xce",
+    b"\xce\xfa\xed\xfe",
+    b"\xfe\xed\xfa\xcf",
+    b"\xcf\xfa\xed\xfe",
+    b"\xca\xfe\xba\xbe",
+    b"MZ",
+    b"#!",
+)
+
+
+def archive_kind(head: bytes) -> str:
+    """ "zip", "tar", "executable" or "unknown", from the file's first 512+ bytes."""
+    if head.startswith(_ZIP_MAGIC):
+        return "zip"
+    if head.startswith(_COMPRESSED_TAR_MAGIC) or head[257:262] == b"ustar":
+        return "tar"
+    if head.startswith(_EXECUTABLE_MAGIC):
+        return "executable"
+    return "unknown"
+
+
+def _unpack(archive: Path, url: str, dest: Path, cmd: str) -> None:
+    with archive.open("rb") as file:
+        head = file.read(512)
+    kind = archive_kind(head)
+    if kind == "zip":
+        _unzip(archive, url, dest)
+    elif kind == "tar":
+        _untar(archive, url, dest)
+    elif kind == "executable":
+        # A raw binary (the registry's schema allows one): it is the command itself.
+        command = _inside(dest, cmd, what=f"cmd {cmd!r} of {url}")
+        command.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(archive, command)
+    else:
+        raise AgentInstallError(
+            f"bad archive {url}: neither a zip or tar archive nor an executable"
+            f" (it starts with {head[:8]!r})"
+        )
+
+
+def _untar(archive: Path, url: str, dest: Path) -> None:
     import tarfile  # see _download: only an install unpacks
-    import zipfile
+    import zlib
 
     tar_filter = _has_tar_filter(tarfile)
-    if zipfile.is_zipfile(archive):
-        _unzip(archive, dest)
-    elif tarfile.is_tarfile(archive):
-        unsafe: tuple[type[Exception], ...] = (tarfile.FilterError,) if tar_filter else ()
-        try:
-            with tarfile.open(archive) as tar:
-                if tar_filter:  # refuses absolute paths, `..`, links out, devices
-                    tar.extractall(dest, filter="data")
-                else:
-                    _check_tar(tar, url)
-                    tar.extractall(dest)
-        except unsafe as exc:
-            raise AgentInstallError(f"unsafe archive {url}: {exc}") from exc
-        except (tarfile.TarError, EOFError, OSError) as exc:
-            raise AgentInstallError(f"bad archive {url}: {exc}") from exc
-    else:
-        raise AgentInstallError(f"bad archive {url}: neither a zip nor a tar archive")
+    unsafe: tuple[type[Exception], ...] = (tarfile.FilterError,) if tar_filter else ()
+    try:
+        _read_whole_stream(archive)
+        with tarfile.open(archive) as tar:
+            if tar_filter:  # refuses absolute paths, `..`, links out, devices
+                tar.extractall(dest, filter="data")
+            else:
+                _check_tar(tar, url)
+                tar.extractall(dest)
+    except AgentInstallError:
+        raise
+    except unsafe as exc:
+        raise AgentInstallError(f"unsafe archive {url}: {exc}") from exc
+    except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
+        raise AgentInstallError(f"bad archive {url}: damaged or truncated: {exc}") from exc
+    except Exception as exc:  # lzma's and bz2's own errors, and whatever else bad data raises
+        raise AgentInstallError(
+            f"bad archive {url}: damaged or truncated: {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def _read_whole_stream(archive: Path) -> None:
+    """Decompresses a gzip, bzip2 or xz file to its end, which checks its CRC: tarfile stops at
+    the tar's end-of-archive blocks and never reads the trailer, so damaged data that still
+    inflates would otherwise be installed as it came."""
+    import bz2
+    import gzip
+    import lzma
+
+    with archive.open("rb") as file:
+        head = file.read(6)
+    opener: Any = (
+        gzip.open
+        if head.startswith(b"\x1f\x8b")
+        else bz2.open
+        if head.startswith(b"BZh")
+        else lzma.open
+        if head.startswith(b"\xfd7zXZ\x00")
+        else None
+    )
+    if opener is None:
+        return
+    with opener(archive, "rb") as stream:
+        while stream.read(_CHUNK * 4):
+            pass
 
 
 def _check_tar(tar: tarfile.TarFile, url: str) -> None:
@@ -245,21 +325,26 @@ def _check_tar(tar: tarfile.TarFile, url: str) -> None:
         member.mode &= 0o755
 
 
-def _unzip(archive: Path, dest: Path) -> None:
+def _unzip(archive: Path, url: str, dest: Path) -> None:
     import zipfile  # see _download
+    import zlib
 
     try:
         with zipfile.ZipFile(archive) as zf:
             for info in zf.infolist():
-                _inside(dest, info.filename, what=f"unsafe archive entry {info.filename!r}")
+                _inside(dest, info.filename, what=f"unsafe archive {url}: entry {info.filename!r}")
             for info in zf.infolist():
                 zf.extract(info, dest)
                 mode = info.external_attr >> 16
                 if mode & 0o111 and not info.is_dir():
                     path = dest / info.filename
                     path.chmod(path.stat().st_mode | (mode & 0o755))
-    except (zipfile.BadZipFile, EOFError, OSError) as exc:
-        raise AgentInstallError(f"bad archive {archive.name}: {exc}") from exc
+    except AgentInstallError:
+        raise
+    except (zipfile.BadZipFile, EOFError, OSError, zlib.error) as exc:
+        raise AgentInstallError(f"bad archive {url}: damaged or truncated: {exc}") from exc
+    except Exception as exc:  # encrypted entries, unknown compression methods, ...
+        raise AgentInstallError(f"bad archive {url}: {type(exc).__name__}: {exc}") from exc
 
 
 def _inside(root: Path, relative: str, what: str = "path") -> Path:
