@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 # Two cores on CI: run the Python suite on both.
 PYTEST_WORKERS ?= 2
 
-.PHONY: help venv bytecode test test-python lint lint-workflows demo demo-transcript bench bench-editors bench-nvim stress clean apt-base update-schemas dist test-dist
+.PHONY: help venv bytecode test test-python lint lint-workflows demo demo-transcript bench bench-editors bench-nvim stress clean apt-base update-schemas dist test-dist update-registry
 
 help:
 	@echo "make demo             the whole product on the built-in demo agent (no API key)"
@@ -22,6 +22,7 @@ help:
 	@echo "make lint             ruff, pyright, tsc --strict and the release workflows"
 	@echo "make dist             the release: wheel, sdist, five .vsix and SHA256SUMS in dist/, each checked"
 	@echo "make update-schemas   refresh editors/acp-schema/ from npm @agentclientprotocol/sdk (ACP_SCHEMA_VERSION=x.y.z)"
+	@echo "make update-registry  refresh the bundled ACP registry snapshot from the published registry (REGISTRY_URL=...)"
 
 # Python: one virtualenv with the package (editable) and everything the tests need.
 $(STAMP): pyproject.toml
@@ -87,6 +88,12 @@ bench-nvim: $(STAMP)
 ACP_SCHEMA_VERSION ?=
 update-schemas:
 	editors/acp-schema/update.sh $(ACP_SCHEMA_VERSION)
+
+# The bundled registry snapshot (server/acpls/registry/SNAPSHOT.md): the published registry.json
+# unless a URL is given; checked with acpls' own parser before anything is written.
+REGISTRY_URL ?=
+update-registry: $(STAMP)
+	PYTHONPATH=server $(PY) -m acpls.registry.update $(if $(REGISTRY_URL),--url $(REGISTRY_URL))
 
 # A release in dist/: the wheel and the sdist (`python -m build`, `twine check --strict`), the five
 # .vsix (vscode-extension/vscode.mk), SHA256SUMS; then tests/install/test_dist.py and test_vsix.py

@@ -16,6 +16,7 @@ from typing import Any
 
 from acpls.core.agents import AgentCatalog, UnknownAgent
 from acpls.presets import PRESET_LIST, AgentSpec
+from acpls.registry.bundled import SNAPSHOT_DATE
 from acpls.registry.model import DEFAULT_REGISTRY_URL
 from acpls.services.agent_check import DEFAULT_TIMEOUT, check_agents
 from acpls.services.agent_install import AgentInstallError
@@ -147,9 +148,9 @@ def _list(catalog: AgentCatalog, as_json: bool) -> int:
         print(json.dumps({"agents": rows, "registry": catalog.current().to_json()}, indent=2))
         return 0
     state = catalog.current()
-    print(
-        f"# registry: {state.url or '(offline)'} ({state.source}, version {state.registry.version})"
-    )
+    # The bundled snapshot says how old it is: a user offline knows what they are choosing from.
+    source = f"snapshot of {SNAPSHOT_DATE}" if state.source == "snapshot" else state.source
+    print(f"# registry: {state.url or '(offline)'} ({source}, version {state.registry.version})")
     width = max(len(r["id"]) for r in rows)
     for row in rows:
         mark = (

@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+from acpls.registry.bundled import SNAPSHOT_DATE
+
 ACPLS = [sys.executable, "-m", "acpls", "agents"]
 
 
@@ -41,7 +43,7 @@ def test_offline_with_no_cache_lists_the_snapshot(xdg):
     proc = _run(xdg, "--offline", "list")
     assert proc.returncode == 0
     assert proc.stdout.startswith("# registry: https://cdn.agentclientprotocol.com/")
-    assert "(snapshot, version 1.0.0)" in proc.stdout.splitlines()[0]
+    assert f"(snapshot of {SNAPSHOT_DATE}, version 1.0.0)" in proc.stdout.splitlines()[0]
     assert any(line.startswith("codex-acp ") for line in proc.stdout.splitlines()) is False
     assert any(line.startswith("auggie ") for line in proc.stdout.splitlines())
 
