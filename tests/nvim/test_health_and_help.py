@@ -32,7 +32,7 @@ def test_checkhealth_reports_no_errors(plain_nvim):
     assert not [line for line in lines if "ERROR" in line], text
     assert "OK options are valid" in text.replace("- ", "")
     # the default agent (the demo) was started once and answered ACP initialize
-    assert "agent demo answers: acpls demo agent 0.1.0, ACP v1" in text
+    assert "agent demo answers: acpls demo agent 0.1.0, ACP v2" in text
 
 
 def test_checkhealth_says_when_the_agent_is_missing_or_silent(plain_nvim):

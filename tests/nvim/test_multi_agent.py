@@ -131,7 +131,7 @@ def test_checkhealth_checks_every_configured_agent(plain_nvim, tmp_path: Path) -
         },
     )
     text = "\n".join(health_lines(nvim))
-    assert "agent demo answers: acpls demo agent 0.1.0, ACP v1" in text
+    assert "agent demo answers: acpls demo agent 0.1.0, ACP v2" in text
     assert "agent beta answers: beta-agent 1, ACP v2" in text
     assert "agent gone is not installed: /nonexistent/agent-y not found on PATH" in text
 
