@@ -33,6 +33,25 @@ def test_checkhealth_reports_no_errors(plain_nvim):
     assert "OK options are valid" in text.replace("- ", "")
     # the default agent (the demo) was started once and answered ACP initialize
     assert "agent demo answers: acpls demo agent 0.1.0, ACP v2" in text
+    # the whole server imported (acpls --self-check), and the plugin and server versions agree
+    assert "self-check: the server imports on Python" in text
+    assert "json: orjson" in text
+    assert "the plugin is acpls" not in text
+
+
+def test_checkhealth_names_the_real_cause_when_the_server_cannot_import(plain_nvim, tmp_path):
+    """A server whose dependency is missing: the self-check's cause and fix, not just a version."""
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "sitecustomize.py").write_text("import sys\nsys.modules['watchfiles'] = None\n")
+    wrapper = tmp_path / "acpls"
+    wrapper.write_text(f'#!/bin/sh\nPYTHONPATH="{shim}:$PYTHONPATH" exec "{ACPLS}" "$@"\n')
+    wrapper.chmod(0o755)
+    nvim = plain_nvim
+    nvim.exec_lua("require('acpls').setup(...)", {"cmd": [str(wrapper)]})
+    text = "\n".join(health_lines(nvim))
+    assert "cannot import watchfiles: it is not installed for" in text, text
+    assert "reinstall acpls with its dependencies" in text
 
 
 def test_checkhealth_says_when_the_agent_is_missing_or_silent(plain_nvim):

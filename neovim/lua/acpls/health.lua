@@ -33,7 +33,16 @@ function M.check()
   else
     local res = vim.system(vim.list_extend(vim.deepcopy(cmd), { '--version' }), { text = true }):wait(10000)
     if res.code == 0 then
-      health.ok(('%s (from %s): %s'):format(table.concat(cmd, ' '), why, vim.trim(res.stdout or '')))
+      local server_version = vim.trim(res.stdout or '')
+      health.ok(('%s (from %s): %s'):format(table.concat(cmd, ' '), why, server_version))
+      local plugin_version = require('acpls.version')
+      if server_version ~= 'acpls ' .. plugin_version then
+        health.warn(
+          ('the plugin is acpls %s and the server says "%s"'):format(plugin_version, server_version),
+          'update both: :Acpls install installs the server of this plugin'
+        )
+      end
+      M.self_check(cmd)
     else
       health.error(
         ('%s --version failed (exit %s): %s'):format(
@@ -102,6 +111,35 @@ function M.check_installer(opts)
         { 'install uv (https://docs.astral.sh/uv/) or pipx', 'or set install.python to a Python 3.11+' }
       )
     end
+  end
+end
+
+--- `acpls --self-check --json`: the whole server imported on its Python; a failure says the real
+--- cause and fix (Python too old, a missing or broken module, a compiled module of another
+--- platform), success which fast paths are in use.
+function M.self_check(cmd)
+  local health = vim.health
+  local argv = vim.list_extend(vim.deepcopy(cmd), { '--self-check', '--json' })
+  local res = vim.system(argv, { text = true }):wait(60000)
+  local ok, report = pcall(vim.json.decode, res.stdout or '')
+  if not ok or type(report) ~= 'table' or type(report.problems) ~= 'table' then
+    health.warn(
+      ('`%s` gave no report (exit %s): %s'):format(table.concat(argv, ' '), tostring(res.code), vim.trim(res.stderr or '')),
+      'an acpls older than this plugin: update it with :Acpls install'
+    )
+    return
+  end
+  for _, problem in ipairs(report.problems) do
+    health.error(tostring(problem.cause), tostring(problem.fix))
+  end
+  if report.ok then
+    local used = {}
+    for _, name in ipairs({ 'json', 'base64', 'loop' }) do
+      if type(report.speedups) == 'table' and report.speedups[name] then
+        table.insert(used, name .. ': ' .. tostring(report.speedups[name]))
+      end
+    end
+    health.ok(('self-check: the server imports on Python %s (%s)'):format(tostring(report.python), table.concat(used, ', ')))
   end
 end
 
