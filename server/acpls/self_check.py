@@ -11,9 +11,9 @@ server (what a session may import later, not only what the start imports), says 
 - `missing-module`: a dependency is not installed (a broken install).
 - `broken-module`: a module fails to import for another reason (its error is quoted).
 
-`--json` prints one object (`ok`, `python`, `platform`, `speedups`, `problems` [{kind, cause,
-fix}]) for the editors' start checks. Kept importable on old Pythons (no syntax newer than 3.8), so
-that "Python too old" is what an old Python says, not a SyntaxError.
+`--json` prints one object (`ok`, `python`, `platform`, `speedups`, `warnings` [text],
+`problems` [{kind, cause, fix}]) for the editors' start checks. Kept importable on old Pythons
+(no syntax newer than 3.8), so that "Python too old" is what an old Python says, not a SyntaxError.
 """
 
 from __future__ import annotations
@@ -163,6 +163,22 @@ def _why_not(module: str) -> str:
     return " (turned off by ACPLS_SPEEDUPS)"
 
 
+def terminal_warnings(on_windows: bool) -> list[str]:
+    """Agent terminals on Windows need pywinpty, which is imported only when a terminal starts:
+    the server starts without it, so its absence is a warning, not a failure."""
+    if not on_windows:
+        return []
+    try:
+        importlib.import_module("winpty")
+    except Exception as exc:
+        return [
+            f"agent terminals need pywinpty, which does not load here ({type(exc).__name__}:"
+            f" {exc}): use a CPython {requirements.BUNDLED_PYTHONS[0]} to"
+            f" {requirements.BUNDLED_PYTHONS[-1]}, or pip install pywinpty"
+        ]
+    return []
+
+
 def run(built_for: str = "") -> dict[str, Any]:
     """The whole check as one JSON-ready object."""
     here = running_platform()
@@ -171,11 +187,13 @@ def run(built_for: str = "") -> dict[str, Any]:
         "executable": sys.executable,
         "platform": here,
         "speedups": {},
+        "warnings": [],
     }
     found = python_problem(tuple(sys.version_info[:3])) or platform_problem(built_for, here)
     problems = [found] if found else import_server()
     if not problems:
         result["speedups"] = speedup_report()
+        result["warnings"] = terminal_warnings(sys.platform == "win32")
     result["problems"] = problems
     result["ok"] = not problems
     return result
@@ -187,6 +205,7 @@ def _text(result: dict[str, Any]) -> list[str]:
         lines.append(f"FAIL {problem['cause']}; fix: {problem['fix']}")
     for name, used in result["speedups"].items():
         lines.append(f"{name}: {used}")
+    lines.extend(f"WARNING {warning}" for warning in result["warnings"])
     if result["ok"]:
         lines.append("acpls imports and can start here")
     return lines

@@ -146,3 +146,12 @@ def test_the_self_check_module_parses_as_python_3_8() -> None:
     for module in ("self_check.py", "requirements.py", "__init__.py", "__main__.py"):
         source = (Path(SERVER) / "acpls" / module).read_text(encoding="utf-8")
         ast.parse(source, feature_version=(3, 8))
+
+
+def test_windows_without_pywinpty_warns_but_starts() -> None:
+    """pywinpty is imported only when a terminal starts (services/ptys.py): its absence cannot
+    stop the server, and the check says terminals will not work (not installed here)."""
+    (warning,) = self_check.terminal_warnings(on_windows=True)
+    assert warning.startswith("agent terminals need pywinpty, which does not load here")
+    assert "use a CPython 3.11 to 3.14" in warning
+    assert self_check.terminal_warnings(on_windows=False) == []

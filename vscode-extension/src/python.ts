@@ -144,6 +144,7 @@ export async function checkServer(
     throw new Error(verdict.message);
   }
   log.info(speedupsLine(verdict.report));
+  for (const warning of verdict.report.warnings) log.warn(`acpls self-check: ${warning}`);
   checked.add(key);
 }
 

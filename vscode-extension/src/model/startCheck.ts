@@ -25,6 +25,8 @@ export interface SelfCheckReport {
   python: string;
   platform: string;
   speedups: Record<string, string>;
+  /** What works less well here (agent terminals without pywinpty on Windows): logged, not fatal. */
+  warnings: string[];
   problems: SelfCheckProblem[];
 }
 
@@ -116,11 +118,13 @@ function parseReport(stdout: string): SelfCheckReport | undefined {
         typeof p === "object" && p !== null && ["kind", "cause", "fix"].every((k) => typeof (p as Record<string, unknown>)[k] === "string"),
     );
     const speedups = typeof r.speedups === "object" && r.speedups !== null ? (r.speedups as Record<string, string>) : {};
+    const warnings = Array.isArray(r.warnings) ? r.warnings.filter((w): w is string => typeof w === "string") : [];
     return {
       ok: r.ok,
       python: typeof r.python === "string" ? r.python : "?",
       platform: typeof r.platform === "string" ? r.platform : "?",
       speedups,
+      warnings,
       problems,
     };
   } catch {

@@ -46,6 +46,11 @@ describe("the start check", () => {
   test("a passing self-check starts the server and logs its fast paths", () => {
     const verdict = readSelfCheck(0, report([], { json: "orjson", base64: "pybase64", loop: "asyncio" }), "", "python3", "linux-x64");
     assert.ok(verdict.ok);
+    assert.deepEqual(verdict.report.warnings, []);
+    const warned = JSON.stringify({ ...JSON.parse(report([])), warnings: ["agent terminals need pywinpty", 3] });
+    const withWarning = readSelfCheck(0, warned, "", "python", "win32-x64");
+    assert.ok(withWarning.ok);
+    assert.deepEqual(withWarning.report.warnings, ["agent terminals need pywinpty"]);
     assert.equal(speedupsLine(verdict.report), "acpls self-check passed on Python 3.12.3 (linux-x64); json: orjson, base64: pybase64, loop: asyncio");
   });
 
