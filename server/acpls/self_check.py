@@ -19,6 +19,7 @@ server (what a session may import later, not only what the start imports), says 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import os
 import platform
@@ -118,6 +119,14 @@ def import_problem(module: str, exc: BaseException) -> dict[str, str]:
             f" ({running_platform()}, CPython {platform.python_version()}): {text}",
             f"install the acpls package for {running_platform()}",
         )
+    foreign = _compiled_elsewhere(missing) if missing else None
+    if foreign is not None:
+        return _problem(
+            "wrong-platform",
+            f"{module} needs the compiled module {missing}, and the one here ({foreign}) is not"
+            f" for this machine ({running_platform()}, CPython {platform.python_version()})",
+            f"install the acpls package for {running_platform()}",
+        )
     if missing and not missing.startswith("acpls"):
         return _problem(
             "missing-module",
@@ -125,6 +134,32 @@ def import_problem(module: str, exc: BaseException) -> dict[str, str]:
             "reinstall acpls with its dependencies",
         )
     return _problem("broken-module", f"{module} does not import: {text}", "reinstall acpls")
+
+
+_COMPILED_SUFFIXES = (".so", ".pyd", ".dylib")
+
+
+def _compiled_elsewhere(name: str) -> str | None:
+    """A compiled file of module `name` that Python did not take (a Windows `.pyd` on Linux, a
+    module built for another CPython): the file's name, or None."""
+    package, _, leaf = name.rpartition(".")
+    if package:
+        try:
+            spec = importlib.util.find_spec(package)
+        except (ImportError, ValueError):
+            return None
+        folders = list(spec.submodule_search_locations or []) if spec else []
+    else:
+        folders = [p for p in sys.path if p and os.path.isdir(p)]
+    for folder in folders:
+        try:
+            files = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        for file in files:
+            if file.startswith(leaf + ".") and file.endswith(_COMPILED_SUFFIXES):
+                return file
+    return None
 
 
 def import_server() -> list[dict[str, str]]:

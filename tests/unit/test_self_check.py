@@ -155,3 +155,26 @@ def test_windows_without_pywinpty_warns_but_starts() -> None:
     assert warning.startswith("agent terminals need pywinpty, which does not load here")
     assert "use a CPython 3.11 to 3.14" in warning
     assert self_check.terminal_warnings(on_windows=False) == []
+
+
+def test_a_compiled_module_python_does_not_take_is_a_wrong_platform(tmp_path: Path) -> None:
+    """The win32 package on Linux: watchfiles' `_rust_notify.pyd` is there, but Linux' Python
+    looks for `.so` only and says "No module named": that is the wrong package, not a missing
+    dependency."""
+    package = tmp_path / "nativepkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("from ._native import Native\n")
+    (package / "_native.cp312-win_amd64.pyd").write_bytes(b"MZ")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        with pytest.raises(ModuleNotFoundError) as caught:
+            import nativepkg  # noqa: F401  # type: ignore[import-not-found]
+        problem = self_check.import_problem("acpls.core.hub", caught.value)
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("nativepkg", None)
+    assert problem["kind"] == "wrong-platform"
+    assert "nativepkg._native" in problem["cause"]
+    assert "(_native.cp312-win_amd64.pyd) is not for this machine" in problem["cause"]
+    plain = self_check.import_problem("acpls.x", ModuleNotFoundError("x", name="nowhere_at_all"))
+    assert plain["kind"] == "missing-module"
