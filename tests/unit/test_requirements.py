@@ -52,3 +52,31 @@ def test_the_vscode_extension_states_the_same_versions() -> None:
 def test_the_vsix_bundles_the_pythons_requirements_names() -> None:
     bundle = runpy.run_path(str(REPO / "vscode-extension" / "scripts" / "bundle.py"))
     assert tuple(bundle["PYTHONS"]) == requirements.BUNDLED_PYTHONS
+
+
+def test_compiled_dependencies_are_asked_for_only_where_they_have_wheels() -> None:
+    """pyproject's compiled dependencies stop at the CPython after the newest one the .vsix
+    carries modules for: a newer Python installs acpls without them and runs on the standard
+    library, instead of failing to build them from source."""
+    from packaging.requirements import Requirement
+
+    newest = requirements.BUNDLED_PYTHONS[-1]
+    major, minor = newest.split(".")
+    beyond = f"{major}.{int(minor) + 1}"
+    project = tomllib.loads(read("pyproject.toml"))["project"]
+    compiled = {"orjson", "pybase64", "uvloop", "pywinpty"}
+    found = set()
+    for line in project["dependencies"]:
+        requirement = Requirement(line)
+        if requirement.name not in compiled:
+            continue
+        found.add(requirement.name)
+        assert requirement.marker is not None, line
+        for python, wanted in ((newest, True), (beyond, False)):
+            env = {
+                "python_version": python,
+                "platform_python_implementation": "CPython",
+                "sys_platform": "win32" if requirement.name == "pywinpty" else "linux",
+            }
+            assert requirement.marker.evaluate(env) is wanted, (line, python)
+    assert found == compiled
