@@ -2,7 +2,8 @@
 // uv downloads a Python once (a local stand-in for python-build-standalone serves it, through uv's
 // own UV_PYTHON_DOWNLOADS_JSON_URL) with a progress notification, and the server runs on it; and
 // when uv cannot download one, the user gets a message that says what was tried and what to do.
-// Screenshots go to test-artifacts/vscode/ (prefixed "python").
+// A Python the server cannot import on gets the self-check's cause and fix. Screenshots go to
+// test-artifacts/vscode/ (prefixed "python").
 
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -145,5 +146,38 @@ describe("no Python 3.11+ and no network: a message that says what to do", { tim
     assert.match(text, /none was found \(python3 \(not found\), python \(not found\)\)/);
     assert.match(text, /downloading one with uv failed/);
     assert.match(text, /Connect to the network and run "acpls: Restart server", or install Python 3\.11\+ and set acpls\.python/);
+  });
+});
+
+// A Python on which the server cannot import (watchfiles made unimportable, as on a broken
+// install): the extension's start check runs `acpls --self-check` first and the user reads the real
+// cause and its fix, not "set acpls.python to a Python 3.11+ interpreter".
+describe("a Python the server cannot import on: the real cause", { timeout: 300_000 }, () => {
+  const vscode = new VsCode(env);
+
+  before(() => {
+    const shim = join(vscode.root, "shim");
+    mkdirSync(shim, { recursive: true });
+    writeFileSync(join(shim, "sitecustomize.py"), "import sys\nsys.modules['watchfiles'] = None\n");
+    const python = join(vscode.root, "broken-python");
+    writeFileSync(python, `#!/bin/sh\nPYTHONPATH="${shim}:$PYTHONPATH" exec "${env.python}" "$@"\n`, { mode: 0o755 });
+    return vscode.launch({ ...settings, "acpls.python": python });
+  });
+
+  after(() => vscode.finish());
+
+  test("the self-check's cause and fix reach the user", async () => {
+    const toast = vscode.page.locator(".notification-toast", { hasText: "acpls did not start" }).first();
+    try {
+      await toast.waitFor({ timeout: 180_000 });
+    } catch (error) {
+      await vscode.screenshot("FAILED-python-broken-import");
+      throw error;
+    }
+    await vscode.screenshot("python-broken-import");
+    const text = (await toast.innerText()).replace(/\s+/g, " ");
+    assert.match(text, /cannot import watchfiles: it is not installed for /);
+    assert.match(text, /Reinstall the acpls extension/);
+    assert.doesNotMatch(text, /Python 3\.11\+ interpreter/);
   });
 });
