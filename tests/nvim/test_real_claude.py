@@ -124,7 +124,8 @@ def test_claude_turn_in_neovim(claude_editor):
     sel = ed.wait_select("acpls.permission", timeout=TURN_TIMEOUT)
     assert sel["labels"][:3] == [
         "Yes [allow once]",
-        "Yes, allow all edits during this session [allow always]",
+        # The always option names the rule acpls records: this one file, not "all edits".
+        "Yes, allow all edits during this session [allow always] — records: edit: shop.py",
         "No [reject once]",
     ], (sel, ed.model.format_log())
     assert "Show diff: shop.py (+1 -1)" in sel["labels"], sel
