@@ -15,12 +15,14 @@ import sys
 from typing import Any
 
 from acpls.core.agents import AgentCatalog, UnknownAgent
+from acpls.core.hub import default_state_dir
 from acpls.presets import PRESET_LIST, AgentSpec
 from acpls.registry.bundled import SNAPSHOT_DATE
 from acpls.registry.model import DEFAULT_REGISTRY_URL
 from acpls.services.agent_check import DEFAULT_TIMEOUT, check_agents
 from acpls.services.agent_install import AgentInstallError
 from acpls.services.doctor import diagnose, report_lines
+from acpls.services.node_runtime import NodeShims
 from acpls.settings import Settings, parse_settings
 
 
@@ -105,7 +107,11 @@ async def _check(catalog: AgentCatalog, args: argparse.Namespace) -> int:
         print(f"acpls agents check: {exc}", file=sys.stderr)
         return 2
     results = await check_agents(
-        specs, cwd=args.cwd, env=Settings().base_env(os.environ), answer_within=args.timeout
+        specs,
+        cwd=args.cwd,
+        env=Settings().base_env(os.environ),
+        answer_within=args.timeout,
+        node=node_shims(),
     )
     if args.json:
         print(json.dumps([r.to_json() for r in results], indent=2))
@@ -197,6 +203,7 @@ def run_doctor(args: argparse.Namespace) -> int:
             cwd=args.cwd,
             env=Settings().base_env(os.environ),
             answer_within=args.timeout,
+            node=node_shims(),
         )
     )
     if args.json:
@@ -204,6 +211,11 @@ def run_doctor(args: argparse.Namespace) -> int:
     else:
         print("\n".join(report_lines(findings)))
     return 1 if any(f.blocking for f in findings) else 0
+
+
+def node_shims() -> NodeShims:
+    """The Node.js agents started from here run on where their PATH has none, as the server's."""
+    return NodeShims(default_state_dir(os.environ) / "node" / "bin", os.environ)
 
 
 def _show(catalog: AgentCatalog, name: str, as_json: bool) -> int:

@@ -240,7 +240,7 @@ async def _check_agents(hub: Hub, args: dict[str, Any]) -> Any:
     else:
         raise InvalidParams("agents must be a list of preset names or agent objects")
     results = await check_agents(
-        specs, cwd=hub.workspace_root(), env=hub.settings.base_env(hub.environ)
+        specs, cwd=hub.workspace_root(), env=hub.settings.base_env(hub.environ), node=hub.node
     )
     return {"agents": [r.to_json() for r in [*results, *unresolved]]}
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -85,3 +86,31 @@ async def test_with_no_node_anywhere_the_user_is_told_what_to_install(
     message = str(raised.value)
     assert "status 127" in message and "Node.js 20 or newer" in message, message
     assert "acpls[node]" in message and ":Acpls install" in message
+
+
+def agents_check(agent: dict[str, object], env: dict[str, str]) -> dict[str, object]:
+    done = subprocess.run(
+        [sys.executable, "-m", "acpls", "agents", "check", "--json", json.dumps(agent)],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    (result,) = json.loads(done.stdout)
+    return result
+
+
+async def test_the_health_check_says_which_node_an_agent_runs_on(
+    node_agent, server_env: dict[str, str], tmp_path: Path
+):
+    """`acpls agents check` (the same check as :checkhealth and VS Code's "Check agents") starts
+    the agent as a session does, on acpls' Node, and says so."""
+    result = agents_check(node_agent, server_env)
+    assert result["ok"] is True, result
+    assert result["node"] == f"Node.js from acpls[node] ({wheel_node()})"
+
+
+@pytest.mark.parametrize("server_env", ["no node"], indirect=True)
+async def test_with_no_node_anywhere_the_health_check_says_what_to_install(
+    node_agent, server_env: dict[str, str]
+):
+    result = agents_check(node_agent, server_env)
+    assert result["ok"] is False and result["node"] is None, result
+    assert "Node.js 20 or newer" in str(result["detail"]), result

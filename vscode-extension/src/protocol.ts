@@ -477,6 +477,8 @@ export type AgentCheck = {
   protocolVersion?: number | null;
   authMethods: string[];
   seconds: number;
+  /** The Node.js a Node program runs on (`Node.js from acpls[node] (…)`), null for others. */
+  node?: string | null;
 };
 
 /** One agent of `acpls.agents`: a preset or an ACP registry entry (protocol.md section 12). */

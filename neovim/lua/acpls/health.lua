@@ -175,7 +175,8 @@ function M.check_agent(cmd, agent, opts)
   else
     local who = vim.trim(('%s %s'):format(check.agentName or '', check.agentVersion or ''))
     local auth = #(check.authMethods or {}) > 0 and (', sign-in: ' .. table.concat(check.authMethods, ', ')) or ''
-    health.ok(('agent %s answers: %s, ACP v%s%s (ran %s)'):format(check.name, who, tostring(check.protocolVersion), auth, command))
+    local node = type(check.node) == 'string' and (', on ' .. check.node) or ''
+    health.ok(('agent %s answers: %s, ACP v%s%s (ran %s)%s'):format(check.name, who, tostring(check.protocolVersion), auth, command, node))
   end
 end
 

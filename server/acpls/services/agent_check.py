@@ -25,6 +25,7 @@ from acpls.acp.converter import VersionMode
 from acpls.acp.errors import AcpError
 from acpls.acp.process import AgentStartError
 from acpls.presets import PRESETS_BY_NAME, AgentSpec
+from acpls.services.node_runtime import NO_NODE, NodeShims, runs_on_node
 
 DEFAULT_TIMEOUT = 30.0
 _STOP_GRACE = 2.0
@@ -47,9 +48,13 @@ class AgentCheck:
     protocol_version: int | None = None
     auth_methods: tuple[str, ...] = ()
     seconds: float = 0.0
+    # The Node.js the agent runs on where acpls gives it one (services/node_runtime.py), or the
+    # agent's own on its PATH; None when it has none (fine for an agent that needs none).
+    node: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "node": self.node,
             "name": self.name,
             "command": list(self.argv),
             "installed": self.installed,
@@ -70,20 +75,22 @@ class AgentCheck:
             return f"{self.name}: initialize failed: {self.detail} (ran {self._command()})"
         who = " ".join(p for p in (self.agent_name, self.agent_version) if p) or "agent"
         auth = f", sign-in: {', '.join(self.auth_methods)}" if self.auth_methods else ""
+        node = f", on {self.node}" if self.node else ""
         return (
             f"{self.name}: ok ({who}, ACP v{self.protocol_version}{auth}, "
-            f"{self.seconds:.1f} s), ran {self._command()}"
+            f"{self.seconds:.1f} s), ran {self._command()}{node}"
         )
 
     def _command(self) -> str:
         return " ".join(self.argv)
 
 
-def is_installed(command: str) -> bool:
-    """The command resolves to an executable: an absolute or relative path, or a name on PATH."""
+def is_installed(command: str, path: str | None = None) -> bool:
+    """The command resolves to an executable: an absolute or relative path, or a name on PATH
+    (`path`: the agent's own PATH; default acpls')."""
     if os.sep in command:
         return os.path.isfile(command) and os.access(command, os.X_OK)
-    return shutil.which(command) is not None
+    return shutil.which(command, path=path) is not None
 
 
 async def check_agents(
@@ -93,6 +100,7 @@ async def check_agents(
     env: Mapping[str, str],
     answer_within: float = DEFAULT_TIMEOUT,
     version_mode: VersionMode = "auto",
+    node: NodeShims | None = None,
 ) -> list[AgentCheck]:
     """Checks several agents at once (at most four running together), in the order given."""
     limit = asyncio.Semaphore(_CONCURRENCY)
@@ -100,7 +108,12 @@ async def check_agents(
     async def one(spec: AgentSpec) -> AgentCheck:
         async with limit:
             return await check_agent(
-                spec, cwd=cwd, env=env, answer_within=answer_within, version_mode=version_mode
+                spec,
+                cwd=cwd,
+                env=env,
+                answer_within=answer_within,
+                version_mode=version_mode,
+                node=node,
             )
 
     return list(await asyncio.gather(*(one(s) for s in specs)))
@@ -113,22 +126,34 @@ async def check_agent(
     env: Mapping[str, str],
     answer_within: float = DEFAULT_TIMEOUT,
     version_mode: VersionMode = "auto",
+    node: NodeShims | None = None,
 ) -> AgentCheck:
+    """Start the agent as a session would (its environment, acpls' Node where its PATH has none:
+    `node`) and ask it `initialize`."""
     argv = tuple(spec.argv)
-    if not is_installed(spec.command):
-        return AgentCheck(spec.name, argv, installed=False, ok=False, detail=_missing(spec))
+    agent_env = {**env, **dict(spec.env)}
+    runtime = node.complete(agent_env) if node is not None else None
+    on_node = runs_on_node(spec.command, agent_env.get("PATH"))
+    shown = runtime.describe() if runtime is not None and on_node else None
+    if not is_installed(spec.command, agent_env.get("PATH")):
+        detail = _missing(spec)
+        if runtime is None and on_node:
+            detail += f". {NO_NODE}"
+        return AgentCheck(spec.name, argv, installed=False, ok=False, detail=detail, node=shown)
     started = time.monotonic()
     conn = AgentConnection(
         list(argv),
         cwd=cwd,
-        env={**env, **dict(spec.env)},
+        env=agent_env,
         max_line_bytes=_MAX_LINE,
         on_exit=lambda _conn: None,
         name=spec.name,
     )
     try:
         await asyncio.wait_for(conn.open(version_mode), answer_within)
-        return _answered(spec.name, argv, conn, time.monotonic() - started)
+        return attrs.evolve(
+            _answered(spec.name, argv, conn, time.monotonic() - started), node=shown
+        )
     except AgentStartError as exc:
         detail = f"cannot start: {exc}"
     except TimeoutError:
@@ -140,8 +165,16 @@ async def check_agent(
     tail = [line.strip()[:300] for line in conn.process.stderr_tail if line.strip()]
     if tail:
         detail += "; stderr: " + " | ".join(tail[-_STDERR_TAIL:])
+    if node is not None and runtime is None and on_node:
+        detail += f". {NO_NODE}"
     return AgentCheck(
-        spec.name, argv, installed=True, ok=False, detail=detail, seconds=time.monotonic() - started
+        spec.name,
+        argv,
+        installed=True,
+        ok=False,
+        detail=detail,
+        seconds=time.monotonic() - started,
+        node=shown,
     )
 
 

@@ -22,6 +22,8 @@ import attrs
 from acpls import requirements, speedups
 from acpls.presets import AgentSpec
 from acpls.services.agent_check import AgentCheck, check_agents
+from acpls.services.node_runtime import NO_NODE, NodeShims
+from acpls.services.node_runtime import version as node_version
 
 MIN_PYTHON = requirements.PYTHON
 # The server's runtime dependencies (pyproject.toml): a missing one means a broken install. The
@@ -231,13 +233,16 @@ async def diagnose(
     cwd: str,
     env: Mapping[str, str],
     answer_within: float,
+    node: NodeShims | None = None,
 ) -> list[Finding]:
     """Every finding, in report order. Agents are needed when the user named them."""
     tools, editors, checks = await asyncio.gather(
         tool_findings("tools", TOOLS),
         tool_findings("editors", EDITORS),
-        check_agents(agents, cwd=cwd, env=env, answer_within=answer_within),
+        check_agents(agents, cwd=cwd, env=env, answer_within=answer_within, node=node),
     )
+    if node is not None:
+        tools.append(node_finding(node, env))
     npx_needed = any(spec.command == "npx" for spec in agents) and agents_needed
     tools = [attrs.evolve(f, needed=True) if f.name == "npx" and npx_needed else f for f in tools]
     return [
@@ -262,3 +267,16 @@ def report_lines(findings: list[Finding]) -> list[str]:
         f"missing or broken: {', '.join(blocking)}" if blocking else "acpls has what it needs"
     )
     return lines
+
+
+def node_finding(node: NodeShims, env: Mapping[str, str]) -> Finding:
+    """The Node.js npm agents run on: the user's own on PATH, acpls[node]'s, the editor's, or
+    none (then what to install)."""
+    runtime = node.runtime_for(env)
+    if runtime is None:
+        return Finding("tools", "Node.js for agents", False, "none", hint=NO_NODE)
+    version = node_version(runtime)
+    shown = f"{version} " if version else ""
+    return Finding(
+        "tools", "Node.js for agents", version is not None, f"{shown}{runtime.describe()}"
+    )

