@@ -217,6 +217,30 @@ def test_chat_keys_can_be_changed_or_turned_off(editor_factory):
     ed.wait_turn_end()
 
 
+def test_the_plugins_own_server_wins_over_an_older_acpls_on_path(plain_nvim, tmp_path):
+    """An `acpls` on PATH of another version is used only when the plugin has no server of its
+    own, and then with a warning naming the fix; the one `:Acpls install` made wins."""
+    nvim = plain_nvim
+    old = tmp_path / "old-bin" / "acpls"
+    old.parent.mkdir()
+    old.write_text("#!/bin/sh\necho acpls 0.0.1\n")
+    old.chmod(0o755)
+    nvim.exec_lua("vim.env.PATH = ... .. ':/usr/bin:/bin'", str(old.parent))
+    nvim.exec_lua("_G.notes = {}; vim.notify = function(m, l) table.insert(_G.notes, m) end")
+    cmd, why = nvim.exec_lua("return {require('acpls.client').server_cmd()}")
+    assert (cmd, why) == ([str(old)], "PATH")
+    notes = nvim.exec_lua("return _G.notes")
+    assert len(notes) == 1 and 'says "acpls 0.0.1", the plugin is acpls ' in notes[0], notes
+    assert "run :Acpls install" in notes[0]
+    # The plugin's own server, once installed, is preferred.
+    data = nvim.exec_lua("return vim.fn.stdpath('data')")
+    own = Path(data) / "acpls" / "bin" / "acpls"
+    own.parent.mkdir(parents=True, exist_ok=True)
+    own.symlink_to(ACPLS)
+    cmd, why = nvim.exec_lua("return {require('acpls.client').server_cmd()}")
+    assert (cmd, why) == ([str(own)], ":Acpls install")
+
+
 @pytest.mark.slow
 def test_acpls_install_makes_a_working_server(plain_nvim):
     nvim = plain_nvim

@@ -32,8 +32,36 @@ M.agent_statuses = {} ---@type table<integer, table<string, table>> client id ->
 
 local waiting = {} ---@type table<integer, function[]> callbacks waiting for a client's initialize
 
---- The command that starts the server: the `cmd` option, else `acpls` on PATH, else the virtualenv
---- made by `:Acpls install`.
+local checked_versions = {} ---@type table<string, string> server path .. mtime -> its version
+local warned = {} ---@type table<string, boolean> servers on PATH whose version was warned about
+
+--- The version an `acpls` executable reports (`acpls X.Y.Z`), asked once per file and mtime.
+function M.server_version(path)
+  local stat = vim.uv.fs_stat(path)
+  local key = path .. ':' .. (stat and stat.mtime.sec or 0)
+  if checked_versions[key] == nil then
+    local res = vim.system({ path, '--version' }, { text = true }):wait(10000)
+    checked_versions[key] = res.code == 0 and vim.trim(res.stdout or '') or ''
+  end
+  return checked_versions[key]
+end
+
+--- An `acpls` on PATH of another version than the plugin's is used, with a warning that says
+--- how to get the plugin's own (once per server file).
+local function warn_if_other_version(path)
+  local found = M.server_version(path)
+  local wanted = 'acpls ' .. require('acpls.version')
+  if found ~= wanted and not warned[path] then
+    warned[path] = true
+    vim.notify(
+      ('acpls: %s says "%s", the plugin is %s: run :Acpls install for the plugin\'s own server'):format(path, found, wanted),
+      vim.log.levels.WARN
+    )
+  end
+end
+
+--- The command that starts the server: the `cmd` option, else the server `:Acpls install` made
+--- (the plugin's own), else `acpls` on PATH (a warning when its version is not the plugin's).
 ---@param opts table? effective options
 ---@return string[]? cmd
 ---@return string how it was found, or why it was not
@@ -44,12 +72,15 @@ function M.server_cmd(opts)
   elseif type(opts.cmd) == 'table' and #opts.cmd > 0 then
     return vim.deepcopy(opts.cmd), 'the cmd option'
   end
-  if vim.fn.executable('acpls') == 1 then
-    return { vim.fn.exepath('acpls') }, 'PATH'
+  -- The plugin's own server first: an `acpls` on PATH may be older than the plugin.
+  local installed = require('acpls.install').executable(opts)
+  if vim.fn.executable(installed) == 1 then
+    return { installed }, ':Acpls install'
   end
-  local venv = require('acpls.install').executable(opts)
-  if vim.fn.executable(venv) == 1 then
-    return { venv }, ':Acpls install'
+  if vim.fn.executable('acpls') == 1 then
+    local path = vim.fn.exepath('acpls')
+    warn_if_other_version(path)
+    return { path }, 'PATH'
   end
   return nil, 'acpls is not on PATH and not installed: run :Acpls install, or set the cmd option'
 end
