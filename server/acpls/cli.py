@@ -21,7 +21,7 @@ from acpls.registry.bundled import SNAPSHOT_DATE
 from acpls.registry.model import DEFAULT_REGISTRY_URL
 from acpls.services.agent_check import DEFAULT_TIMEOUT, check_agents
 from acpls.services.agent_install import AgentInstallError
-from acpls.services.doctor import diagnose, report_lines
+from acpls.services.doctor import diagnose, fix_node, report_lines
 from acpls.services.node_runtime import NodeShims
 from acpls.settings import Settings, parse_settings
 
@@ -185,6 +185,12 @@ def add_doctor_parser(subparsers: Any) -> None:
         "Default: every preset, reported but not required",
     )
     doctor.add_argument("--json", action="store_true", help="machine-readable output")
+    doctor.add_argument(
+        "--fix",
+        action="store_true",
+        help="install what acpls can bring itself: a Node.js for the agents (acpls[node]) where"
+        " there is none",
+    )
     doctor.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per agent")
     doctor.add_argument("--cwd", default=os.getcwd(), help="the agents' working directory")
 
@@ -196,6 +202,10 @@ def run_doctor(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"acpls doctor: {exc}", file=sys.stderr)
         return 2
+    if args.fix:
+        fixed = fix_node(node_shims(), Settings().base_env(os.environ))
+        if fixed:
+            print(f"acpls doctor --fix: {fixed}", file=sys.stderr)
     findings = asyncio.run(
         diagnose(
             specs or [p.resolve() for p in PRESET_LIST],

@@ -124,3 +124,35 @@ def test_missing_speed_ups_are_reported_but_not_blocking() -> None:
     finding = speedups_finding()
     assert not finding.needed and not finding.blocking
     assert finding.detail.startswith("json: ")
+
+
+def test_fix_brings_a_node_for_the_agents_where_there_is_none(tmp_path) -> None:
+    """A machine without Node.js: `acpls doctor` says the agents have none and what to do;
+    `acpls doctor --fix` installs the `node` extra into acpls' own environment, after which the
+    report names the Node the agents run on. A fresh virtualenv stands for the user's install."""
+    import venv
+
+    from tests.real_agents.harness import path_without_node
+
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    python = str(env_dir / "bin" / "python")
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    subprocess.run(
+        [python, "-m", "pip", "install", "-q", "--disable-pip-version-check", repo],
+        check=True, timeout=900, capture_output=True,
+    )  # fmt: skip
+    path = path_without_node(tmp_path / "no-node")
+    env = {"PATH": path, "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")}
+
+    def doctor(*args: str) -> dict[str, dict]:
+        done = subprocess.run(
+            [python, "-m", "acpls", "doctor", "--json", "--timeout", "30", *args],
+            capture_output=True, text=True, env=env, timeout=900,
+        )  # fmt: skip
+        return {f["name"]: f for f in json.loads(done.stdout)}
+
+    before = doctor("demo")["Node.js for agents"]
+    assert before["ok"] is False and "acpls doctor --fix" in before["hint"], before
+    after = doctor("demo", "--fix")["Node.js for agents"]
+    assert after["ok"] is True and "Node.js from acpls[node]" in after["detail"], after

@@ -12,6 +12,7 @@ import asyncio
 import importlib.metadata
 import re
 import shutil
+import subprocess
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -280,3 +281,35 @@ def node_finding(node: NodeShims, env: Mapping[str, str]) -> Finding:
     return Finding(
         "tools", "Node.js for agents", version is not None, f"{shown}{runtime.describe()}"
     )
+
+
+def node_extra() -> list[str]:
+    """The requirements of acpls' `node` extra, as pyproject declares them (one source)."""
+    wanted = []
+    for requirement in importlib.metadata.requires("acpls") or []:
+        name, _, marker = requirement.partition(";")
+        if re.search(r"""extra\s*==\s*["']node["']""", marker):
+            wanted.append(name.strip())
+    return wanted
+
+
+def fix_node(node: NodeShims, env: Mapping[str, str]) -> str | None:
+    """`acpls doctor --fix`: where agents would have no Node.js, install the `node` extra into
+    the Python acpls runs on (pip, else `uv pip`). Returns what was done, None when nothing was
+    needed; raises nothing (a failure is said in the text and the report shows what is missing)."""
+    if node.runtime_for(env) is not None:
+        return None
+    wanted = node_extra()
+    if not wanted:
+        return "this acpls declares no `node` extra; install Node.js 20 or newer"
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", *wanted]
+    uv = shutil.which("uv")
+    attempts = [pip] + ([[uv, "pip", "install", "--python", sys.executable, *wanted]] if uv else [])
+    failure = ""
+    for argv in attempts:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=900)
+        if done.returncode == 0:
+            importlib.invalidate_caches()
+            return f"installed {', '.join(wanted)} ({' '.join(argv[:3])})"
+        failure = " | ".join((done.stderr or done.stdout).strip().splitlines()[-3:])
+    return f"could not install {', '.join(wanted)}: {failure}"
