@@ -297,8 +297,9 @@ def test_acpls_install_on_a_machine_without_node_brings_a_node_for_the_agents(pl
     ok, message = _install(nvim)
     assert ok, message
     data = nvim.exec_lua("return vim.fn.stdpath('data')")
-    server = Path(f"{data}/acpls/bin/acpls")
-    python = server.read_text().splitlines()[0].removeprefix("#!")
+    assert Path(f"{data}/acpls/bin/acpls").exists()
+    # The Python of the environment uv made for the tool (its launcher may be a /bin/sh trampoline).
+    python = str(tmp_path / "uv-tools" / "acpls" / "bin" / "python")
     found = subprocess.run(
         [python, "-c", "from acpls.services import node_runtime as n; print(n._from_wheel().node)"],
         capture_output=True, text=True, timeout=60,
