@@ -288,7 +288,11 @@ def test_acpls_install_on_a_machine_without_node_brings_a_node_for_the_agents(pl
     uv = shutil.which("uv", path=os.path.dirname(sys.executable)) or shutil.which("uv")
     assert uv is not None, "uv (a test extra) is missing"
     path = path_without_node(tmp_path / "no-node") + os.pathsep + os.path.dirname(uv)
-    nvim.exec_lua("vim.env.PATH = ...; vim.env.UV_TOOL_DIR = ...", path, str(tmp_path / "uv-tools"))
+    nvim.exec_lua(
+        "local path, tools = ...; vim.env.PATH = path; vim.env.UV_TOOL_DIR = tools",
+        path,
+        str(tmp_path / "uv-tools"),
+    )
     source = nvim.exec_lua("return require('acpls.install').source()")
     assert nvim.exec_lua("return require('acpls.install').requirement(...)", source) == (
         f"{source}[node]"
