@@ -101,7 +101,10 @@ async def test_new_session_then_prompt_without_api_key_says_authentication_requi
     session_id = await open_session(client, workspace, empty_home, protocol)
     # Only what the settings give the agent: acpls' own environment was removed with "*".
     expected = claude_agent(empty_home)["env"]
-    assert await asyncio.to_thread(agent_environment, workspace) == expected
+    found = await asyncio.to_thread(agent_environment, workspace)
+    # Plus the owner marker acpls' watchdog finds its processes by (SECURITY.md, processes).
+    assert found.pop("ACPLS_OWNER", "") != ""
+    assert found == expected
     sessions = await command(client, "acpls.sessions", {})
     assert sessions["current"] == session_id
     assert [s["sessionId"] for s in sessions["sessions"]] == [session_id]
